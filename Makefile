@@ -1,0 +1,59 @@
+# Crash, Resume, Don't Charge Twice. The two commands: `make lab` and `make test`.
+# Both set everything up on a fresh machine (a .venv from constraints.txt).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+EXTRAS ?= postgres,browser
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: setup lab test test-fast crashtest bench release check lint lock clean help
+
+help:
+	@echo "make lab        open the course in JupyterLab (sets everything up first)"
+	@echo "make test       run every test (notebooks, nbgrader, crashes, browser)"
+	@echo "make check WEEK=5 [SUBMISSION=dir]   grade your own notebooks"
+	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
+	@echo "make bench      measure the costs side by side"
+	@echo "make release    regenerate week*/ from solutions/ (instructors)"
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+		-c constraints.txt -e '.[$(EXTRAS)]'
+	@touch $(STAMP)
+
+lab: setup
+	$(BIN)/python -m course.lab $(LAB_ARGS)
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow and not browser"
+
+crashtest: setup
+	$(BIN)/python -m course.crash matrix --graph naive
+	$(BIN)/python -m course.crash matrix --graph keyed
+
+bench: setup
+	$(BIN)/python -m bench
+
+lint: setup
+	$(BIN)/ruff check course tests bench
+
+lock:
+	rm -rf /tmp/crash-resume-lock && $(PYTHON) -m venv /tmp/crash-resume-lock
+	/tmp/crash-resume-lock/bin/pip install --quiet -e '.[postgres,agents,browser]'
+	{ echo "# Pinned from a real resolve of '.[postgres,agents,browser]' on Python 3.11 (pip freeze)."; \
+	  echo "# make setup installs with -c constraints.txt; regenerate with 'make lock'."; \
+	  /tmp/crash-resume-lock/bin/pip freeze --exclude-editable | grep -v -i '^crash-resume-course'; \
+	} > constraints.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts bench/results \
+		submitted autograded feedback gradebook.db
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

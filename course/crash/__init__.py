@@ -1,0 +1,9 @@
+"""The crash harness: real SIGKILLs at named points, then resume in another process.
+
+See :mod:`course.crash.harness` for the machinery and ``python -m course.crash``
+for the command line (``matrix``).
+"""
+
+from course.crash.harness import Attempt, CrashHarness, ScenarioResult, resolve_factory
+
+__all__ = ["Attempt", "CrashHarness", "ScenarioResult", "resolve_factory"]

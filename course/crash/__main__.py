@@ -1,0 +1,67 @@
+"""``python -m course.crash matrix --graph naive|keyed|module:factory``
+
+Runs every node x every crash point of the CloudWave graph, each a real
+SIGKILL followed by resume in a new process, prints a table and ends with
+``scenarios=<n> double_charges=<d> lost=<l>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tqdm import tqdm
+
+from course.crash.harness import CrashHarness
+from course.crashpoints import POINTS
+from course.graph import LINEAR_FLOW
+from course.table import Table
+
+
+def matrix(graph: str, nodes: tuple[str, ...] = LINEAR_FLOW, root: str | None = None,
+           progress: bool = True) -> list:
+    harness = CrashHarness(graph, root=root)
+    cases = [(node, point) for node in nodes for point in POINTS]
+    results = []
+    for node, point in tqdm(cases, desc=f"crash matrix ({graph})", unit="kill",
+                            disable=not progress, file=sys.stderr):
+        results.append(harness.run(node, point))
+    return results
+
+
+def summary(results: list) -> str:
+    return (f"scenarios={len(results)} "
+            f"double_charges={sum(r.double_charge for r in results)} "
+            f"lost={sum(r.lost for r in results)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.crash", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    m = commands.add_parser("matrix", help="every node x every crash point")
+    m.add_argument("--graph", default="keyed",
+                   help="naive, keyed, or package.module:factory (factory(world, checkpointer))")
+    m.add_argument("--keep", metavar="DIR", help="keep the run directories under DIR")
+    m.add_argument("--no-progress", action="store_true")
+    _add_fuzz(commands)
+    args = parser.parse_args(argv)
+    if args.command == "matrix":
+        results = matrix(args.graph, root=args.keep, progress=not args.no_progress)
+        print(Table([r.row() for r in results], title=f"crash matrix: {args.graph} graph"))
+        print(summary(results))
+        return 0
+    return args.run(args)
+
+
+def _add_fuzz(commands) -> None:
+    """The fuzzer registers itself here once it exists (see course.crash.fuzz)."""
+    try:
+        from course.crash import fuzz
+    except ImportError:
+        return
+    fuzz.add_command(commands)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

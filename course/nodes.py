@@ -1,0 +1,192 @@
+"""Reference CloudWave nodes, naive and keyed, and the graphs built from them.
+
+Every node is ``node(state, world) -> dict`` (see :mod:`course.graph`).
+
+- :func:`parse` reads the customer's message (a deterministic stand-in for the
+  model: week 2 swaps in the scripted chat model).
+- :func:`retrieve` looks the invoice and customer up.
+- ``charge_*``/``refund_*``/``email_*`` act on the world. The ``naive`` ones
+  send no key, so a re-run after a crash repeats the effect. The ``keyed`` ones
+  derive every key from the thread, the node and the business object (never
+  from time or randomness), and go through :func:`course.guard.guarded`.
+
+:func:`naive_graph` and :func:`keyed_graph` have the signature the crash
+harness expects: ``factory(world, checkpointer) -> compiled graph``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from course.catalogue import CUSTOMERS, INVOICES, subscription_of
+from course.graph import build_graph
+from course.guard import guarded
+
+_INVOICE = re.compile(r"\binv_\d+\b")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+_INTENTS = (("refund", "refund"), ("pause", "pause"), ("cancel", "cancel"), ("pay", "charge"),
+            ("charge", "charge"))
+
+
+def parse(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    """Pull the intent, the invoice and the customer's address out of the message."""
+    text = state["message"]
+    lowered = text.lower()
+    intent = next((name for word, name in _INTENTS if word in lowered), "unknown")
+    invoice = _INVOICE.search(text)
+    email = _EMAIL.search(text)
+    return {
+        "intent": intent,
+        "invoice_id": invoice.group(0) if invoice else "",
+        "customer_email": email.group(0) if email else "",
+        "log": ["parse"],
+    }
+
+
+def retrieve(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    """Look the invoice up; fill in customer, amount and currency."""
+    invoice = INVOICES.get(state.get("invoice_id", ""))
+    if invoice is None:
+        raise ValueError(f"no such invoice: {state.get('invoice_id')!r}")
+    customer = CUSTOMERS[invoice.customer_id]
+    return {
+        "customer_id": customer.id,
+        "customer_email": customer.email,
+        "cents": invoice.cents,
+        "currency": invoice.currency,
+        "log": ["retrieve"],
+    }
+
+
+# --------------------------------------------------------------------- naive
+def charge_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    """Charge with no key: every run of this node is a new capture."""
+    result = world.billing.charge(customer_id=state["customer_id"],
+                                  invoice_id=state["invoice_id"], cents=state["cents"],
+                                  currency=state["currency"])
+    return {"charge": result, "log": ["charge"]}
+
+
+def email_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    """Send the receipt with no email id: every run sends another mail."""
+    message = world.mail.send(**receipt(state))
+    return {"email": message, "log": ["email"]}
+
+
+# --------------------------------------------------------------------- keyed
+def charge_key(state: dict[str, Any]) -> str:
+    """thread + node + invoice: the same on every retry, different for every invoice."""
+    return f"{state['thread_id']}:charge:{state['invoice_id']}"
+
+
+def email_key(state: dict[str, Any], template: str) -> str:
+    """thread + template + customer: one mail of each kind per conversation."""
+    return f"{state['thread_id']}:{template}:{state['customer_id']}"
+
+
+def charge_keyed(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    """Record intent, charge with a key the provider deduplicates on, record the result."""
+    args = {"customer_id": state["customer_id"], "invoice_id": state["invoice_id"],
+            "cents": state["cents"], "currency": state["currency"]}
+
+    def capture(idem_key: str, **kwargs: Any) -> dict[str, Any]:
+        return world.billing.charge(**kwargs, idempotency_key=idem_key)
+
+    result = guarded(state["thread_id"], "charge", capture, args, store=world.records)
+    return {"charge": result, "log": ["charge"]}
+
+
+def refund_keyed(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    args = {"customer_id": state["customer_id"], "invoice_id": state["invoice_id"],
+            "cents": state["cents"]}
+
+    def give_back(idem_key: str, **kwargs: Any) -> dict[str, Any]:
+        return world.billing.refund(**kwargs, idempotency_key=idem_key)
+
+    result = guarded(state["thread_id"], "refund", give_back, args, store=world.records)
+    return {"refund": result, "log": ["refund"]}
+
+
+def refund_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    result = world.billing.refund(customer_id=state["customer_id"],
+                                  invoice_id=state["invoice_id"], cents=state["cents"])
+    return {"refund": result, "log": ["refund"]}
+
+
+def subscription_keyed(action: str):
+    """A node that pauses or cancels the customer's subscription, keyed."""
+
+    def change(state: dict[str, Any], world: Any) -> dict[str, Any]:
+        sub = subscription_of(state["customer_id"])
+        result = world.billing.change_subscription(
+            subscription_id=sub.id, action=action,
+            idempotency_key=f"{state['thread_id']}:{action}:{sub.id}")
+        return {"subscription": result, "log": [action]}
+
+    change.__name__ = action
+    return change
+
+
+def email_keyed(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    """Send the receipt under an email id the vendor deduplicates on."""
+    mail = receipt(state)
+    message = world.mail.send(**mail, email_id=email_key(state, mail["template"]))
+    return {"email": message, "log": ["email"]}
+
+
+def receipt(state: dict[str, Any]) -> dict[str, str]:
+    """The mail that follows the money node (its text names the invoice, for the ledger)."""
+    intent = state.get("intent", "charge")
+    amount = f"{state.get('cents', 0) / 100:.2f} {state.get('currency', 'usd').upper()}"
+    invoice = state.get("invoice_id", "")
+    texts = {
+        "charge": ("payment_receipt", "Your CloudWave payment",
+                   f"We charged {amount} for invoice {invoice}. Thank you."),
+        "refund": ("refund_receipt", "We refunded you",
+                   f"We refunded {amount} for invoice {invoice}."),
+        "pause": ("pause_notice", "Your subscription is paused",
+                  f"Your subscription is paused. Last invoice {invoice}."),
+        "cancel": ("cancel_notice", "Your subscription is cancelled",
+                   f"Your subscription is cancelled. Last invoice {invoice}."),
+    }
+    template, subject, body = texts.get(intent, texts["charge"])
+    return {"to": state["customer_email"], "template": template, "subject": subject,
+            "body": body}
+
+
+NAIVE_NODES = {"parse": parse, "retrieve": retrieve, "charge": charge_naive,
+               "email": email_naive}
+KEYED_NODES = {"parse": parse, "retrieve": retrieve, "charge": charge_keyed,
+               "email": email_keyed}
+
+
+def naive_graph(world: Any, checkpointer: Any = None):
+    """parse → retrieve → charge → email with no keys anywhere."""
+    return build_graph(NAIVE_NODES, world=world, checkpointer=checkpointer)
+
+
+def keyed_graph(world: Any, checkpointer: Any = None):
+    """The same graph with a guarded, keyed charge and a keyed receipt."""
+    return build_graph(KEYED_NODES, world=world, checkpointer=checkpointer)
+
+
+def route_by_intent(state: dict[str, Any]) -> str:
+    return state.get("intent", "unknown") if state.get("intent") in {
+        "charge", "refund", "pause", "cancel"} else "refund"
+
+
+def support_graph(world: Any, checkpointer: Any = None):
+    """parse → retrieve → (charge | refund | pause | cancel) → email, all keyed."""
+    nodes = {"parse": parse, "retrieve": retrieve, "charge": charge_keyed,
+             "refund": refund_keyed, "pause": subscription_keyed("pause"),
+             "cancel": subscription_keyed("cancel"), "email": email_keyed}
+    return build_graph(nodes, world=world, checkpointer=checkpointer,
+                       routes=("retrieve", route_by_intent,
+                               {k: k for k in ("charge", "refund", "pause", "cancel")}),
+                       join="email")
+
+
+GRAPHS = {"naive": naive_graph, "keyed": keyed_graph}
+
+DEFAULT_MESSAGE = "Hi, this is Ada (ada@example.com). Please pay invoice inv_9 with my card."

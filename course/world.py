@@ -1,0 +1,112 @@
+"""CloudWave's outside world in one folder, and the ledger that audits it.
+
+:class:`World` opens the billing simulator, the mail vendor and the partner
+webhook on files inside one directory, so every process that is given the same
+directory (a crashed worker, its resumer, the notebook) sees the same world.
+
+:func:`World.ledger` counts, per invoice, how many charges, refunds, emails and
+webhook deliveries landed, and flags every double.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from course.billing import BillingSimulator
+from course.catalogue import CUSTOMERS, INVOICES
+from course.idempotency import SQLiteStore
+from course.mail import MailVendor, VendorWebhook
+from course.table import Table
+
+
+class World:
+    def __init__(self, directory: str | Path, **billing_options: Any) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.billing = BillingSimulator(self.directory / "billing.db", **billing_options)
+        self.mail = MailVendor(self.directory / "mail.db")
+        self.webhook = VendorWebhook(self.directory / "webhook.db")
+        self.records = SQLiteStore(self.directory / "records.db")  # the guard's own table
+
+    def find_effect(self, key: str) -> dict[str, Any] | None:
+        """Reconciliation lookup: what the provider (or mail vendor) holds for ``key``."""
+        found = self.billing.find_by_key(key)
+        if found is None:
+            found = next((m for m in self.mail.sent() if m["email_id"] == key), None)
+        return found
+
+    def charges_table(self) -> Table:
+        """Every charge with the key it was made under: 'every write has a key you can show'."""
+        return Table(self.billing.charges(),
+                     ["id", "invoice_id", "cents", "currency", "idempotency_key", "created_at"],
+                     title="charges")
+
+    def ledger(self) -> Ledger:
+        return Ledger.of(self)
+
+    def close(self) -> None:
+        self.billing.close()
+        self.mail.close()
+        self.webhook.close()
+        self.records.close()
+
+
+class Ledger:
+    """Counts per invoice. ``doubles()`` lists every invoice that was hit more than once."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    @classmethod
+    def of(cls, world: World) -> Ledger:
+        charges = Counter(c["invoice_id"] for c in world.billing.charges())
+        refunds = Counter(r["invoice_id"] for r in world.billing.refunds())
+        emails: Counter[str] = Counter()
+        for message in world.mail.sent():
+            emails[_invoice_in(message["body"]) or message["to"]] += 1
+        webhooks = Counter(str(d["payload"].get("invoice_id")) for d in world.webhook.deliveries())
+        invoices = sorted(set(charges) | set(refunds) | set(emails) | set(webhooks))
+        rows = [
+            {"invoice_id": inv,
+             "customer": INVOICES[inv].customer_id if inv in INVOICES else "",
+             "charges": charges[inv], "refunds": refunds[inv], "emails": emails[inv],
+             "webhooks": webhooks[inv]}
+            for inv in invoices
+        ]
+        return cls(rows)
+
+    def count(self, what: str, invoice_id: str | None = None) -> int:
+        """Total of ``what`` (charges, refunds, emails, webhooks), for one invoice or all."""
+        return sum(r[what] for r in self.rows if invoice_id in (None, r["invoice_id"]))
+
+    def doubles(self) -> list[dict[str, Any]]:
+        return [
+            {"invoice_id": r["invoice_id"], "what": what, "count": r[what]}
+            for r in self.rows for what in ("charges", "refunds", "emails", "webhooks")
+            if r[what] > 1
+        ]
+
+    def table(self) -> Table:
+        return Table(self.rows, ["invoice_id", "customer", "charges", "refunds", "emails",
+                                 "webhooks"], title="ledger")
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+    def __str__(self) -> str:
+        return str(self.table())
+
+    __repr__ = __str__
+
+
+def _invoice_in(body: str) -> str | None:
+    """Emails mention the invoice they are about; that is how the ledger files them."""
+    for word in body.replace(",", " ").replace(".", " ").split():
+        if word in INVOICES:
+            return word
+    return None
+
+
+__all__ = ["CUSTOMERS", "INVOICES", "Ledger", "World"]

@@ -1,0 +1,82 @@
+"""Real SIGKILLs in forked workers, resume in new processes, and what the ledger says."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from course.crash import CrashHarness
+from course.crash.harness import resolve_factory
+from course.nodes import keyed_graph
+
+
+def test_naive_graph_killed_after_charge_charges_twice():
+    result = CrashHarness("naive").run("charge", "after_effect")
+    assert result.attempts[0].outcome == "killed"
+    assert result.attempts[0].detail == "SIGKILL"
+    assert result.status == "completed"
+    assert result.charges == 2
+    assert result.double_charge and not result.lost
+    # The resumed worker re-ran charge from its first line, but not parse or retrieve.
+    resumed = [node for node, point in result.attempts[1].reached if point == "before_effect"]
+    assert resumed == ["charge", "email"]
+
+
+def test_keyed_graph_killed_after_charge_charges_once():
+    result = CrashHarness("keyed").run("charge", "after_effect")
+    assert result.attempts[0].outcome == "killed"
+    assert (result.charges, result.emails) == (1, 1)
+    assert not result.double_charge and not result.lost
+
+
+def test_killed_after_the_checkpoint_the_node_does_not_run_again():
+    result = CrashHarness("naive").run("charge", "after_checkpoint")
+    resumed = [node for node, point in result.attempts[1].reached if point == "before_effect"]
+    assert resumed == ["email"]
+    assert result.charges == 1
+
+
+def test_naive_email_killed_after_sending_sends_twice():
+    result = CrashHarness("naive").run("email", "after_effect")
+    assert (result.charges, result.emails) == (1, 2)
+    assert result.verdict == "double email"
+
+
+def test_a_timer_kill_anywhere_is_followed_by_resume_to_completion():
+    harness = CrashHarness("keyed")
+    for delay in (0.0, 0.002, 0.01, 0.03):
+        result = harness.run(kill_after_s=delay)
+        assert result.status == "completed"
+        assert (result.charges, result.emails) == (1, 1)
+
+
+def test_bad_arguments_are_explained():
+    with pytest.raises(ValueError, match="unknown crash point"):
+        CrashHarness("keyed").run("charge", "during_lunch")
+    with pytest.raises(ValueError, match="unknown graph"):
+        resolve_factory("fancy")
+    assert resolve_factory("course.nodes:keyed_graph") is keyed_graph
+
+
+def test_a_worker_error_is_reported_not_hidden():
+    def broken(world, checkpointer):
+        raise RuntimeError("my graph does not build")
+
+    result = CrashHarness(broken).run()
+    assert result.status == "error"
+    assert "my graph does not build" in result.attempts[-1].detail
+    assert result.verdict.startswith("error")
+
+
+@pytest.mark.parametrize(("graph", "last_line"), [
+    ("naive", "scenarios=12 double_charges=1 lost=0"),
+    ("keyed", "scenarios=12 double_charges=0 lost=0"),
+])
+def test_matrix_command(graph, last_line):
+    done = subprocess.run([sys.executable, "-m", "course.crash", "matrix", "--graph", graph,
+                           "--no-progress"], capture_output=True, text=True, check=True)
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == last_line
+    assert any("charge" in line and "after_effect" in line for line in lines)

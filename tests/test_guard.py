@@ -1,0 +1,115 @@
+"""``guarded``: intent before, result after, never a blind re-fire; ``reconcile`` settles."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from course.guard import (
+    GuardArgsMismatch,
+    NeedsReconcile,
+    args_hash,
+    guarded,
+    idem_key,
+    reconcile,
+)
+from course.idempotency import SQLiteStore
+from course.world import World
+
+ARGS = {"customer_id": "cus_ada", "invoice_id": "inv_9", "cents": 2900}
+
+
+def charger(world, calls=None):
+    def charge(idem_key, **kwargs):
+        if calls is not None:
+            calls.append(idem_key)
+        return world.billing.charge(**kwargs, idempotency_key=idem_key)
+    return charge
+
+
+def test_intent_is_durable_before_the_effect_fires(world, tmp_path):
+    seen = []
+
+    def effect(idem_key, **kwargs):
+        # A second, independent connection must already see the intent.
+        other = SQLiteStore(world.records.path)
+        seen.append(other.get("t1:charge"))
+        other.close()
+        return {"ok": True}
+
+    guarded("t1", "charge", effect, ARGS, store=world.records)
+    assert seen[0] is not None and seen[0].status == "in_flight"
+    assert world.records.get("t1:charge").status == "done"
+
+
+def test_the_key_is_passed_downstream_and_is_stable(world):
+    calls = []
+    guarded("t1", "charge", charger(world, calls), ARGS, store=world.records)
+    assert calls == [idem_key("t1", "charge", ARGS)]
+    assert world.billing.charges()[0]["idempotency_key"] == calls[0]
+    assert idem_key("t1", "charge", ARGS) != idem_key("t1", "charge", {**ARGS, "cents": 1})
+    assert idem_key("t1", "charge", ARGS) != idem_key("t2", "charge", ARGS)
+
+
+def test_a_completed_step_returns_its_recorded_result_without_firing(world):
+    calls = []
+    first = guarded("t1", "charge", charger(world, calls), ARGS, store=world.records)
+    second = guarded("t1", "charge", charger(world, calls), ARGS, store=world.records)
+    assert second == first
+    assert len(calls) == 1
+    assert len(world.billing.charges()) == 1
+
+
+def test_an_in_flight_step_raises_needs_reconcile_and_fires_nothing(world):
+    world.records.record_intent("t1:charge", idem_key("t1", "charge", ARGS), args_hash(ARGS))
+    calls = []
+    with pytest.raises(NeedsReconcile, match="may have landed") as caught:
+        guarded("t1", "charge", charger(world, calls), ARGS, store=world.records)
+    assert caught.value.step == "charge"
+    assert calls == []
+
+
+def test_other_arguments_for_the_same_step_are_refused(world):
+    guarded("t1", "charge", charger(world), ARGS, store=world.records)
+    with pytest.raises(GuardArgsMismatch, match="other arguments"):
+        guarded("t1", "charge", charger(world), {**ARGS, "cents": 100}, store=world.records)
+    assert len(world.billing.charges()) == 1
+
+
+def _die_inside_the_effect(directory, after_effect: bool):
+    """In a child: record intent, maybe charge, then SIGKILL before the result is recorded."""
+    pid = os.fork()
+    if pid == 0:
+        world = World(directory)
+
+        def charge_then_die(idem_key, **kwargs):
+            if after_effect:
+                world.billing.charge(**kwargs, idempotency_key=idem_key)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        guarded("t1", "charge", charge_then_die, ARGS, store=world.records)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+@pytest.mark.parametrize(("after_effect", "outcome"), [(True, "landed"), (False, "not_landed")])
+def test_a_real_kill_between_intent_and_result_is_reconciled_to_one_charge(
+        tmp_path, after_effect, outcome):
+    directory = tmp_path / "world"
+    World(directory).close()
+    _die_inside_the_effect(directory, after_effect)
+
+    world = World(directory)
+    assert world.records.get("t1:charge").status == "in_flight"
+    with pytest.raises(NeedsReconcile):
+        guarded("t1", "charge", charger(world), ARGS, store=world.records)
+    assert reconcile("t1", "charge", store=world.records,
+                     lookup=world.billing.find_by_key) == outcome
+    result = guarded("t1", "charge", charger(world), ARGS, store=world.records)
+    assert result["invoice_id"] == "inv_9"
+    assert len(world.billing.charges()) == 1
+    assert reconcile("t1", "charge", store=world.records,
+                     lookup=world.billing.find_by_key) == "nothing_to_do"

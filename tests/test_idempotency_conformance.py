@@ -1,0 +1,80 @@
+"""One conformance suite for every idempotency store backend.
+
+Each backend is a fixture param; the Postgres one joins when the ``postgres``
+fixture can start a real server (see ``tests/postgres.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course.idempotency import MemoryStore, RecordExists, SQLiteStore
+
+BACKENDS = ["memory", "sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request, tmp_path):
+    if request.param == "memory":
+        s = MemoryStore()
+    elif request.param == "sqlite":
+        s = SQLiteStore(tmp_path / "records.db")
+    else:
+        s = request.getfixturevalue("postgres_store")
+    yield s
+    s.close()
+
+
+def test_an_unknown_record_is_none(store):
+    assert store.get("t1:charge") is None
+
+
+def test_intent_then_result(store):
+    intent = store.record_intent("t1:charge", "key-1", "hash-1")
+    assert (intent.status, intent.idem_key, intent.result) == ("in_flight", "key-1", None)
+    assert store.get("t1:charge").status == "in_flight"
+    done = store.record_result("t1:charge", {"id": "ch_1", "cents": 2900})
+    assert done.status == "done"
+    again = store.get("t1:charge")
+    assert again.result == {"id": "ch_1", "cents": 2900}
+    assert again.args_hash == "hash-1"
+
+
+def test_a_second_intent_for_the_same_record_is_refused_with_the_existing_one(store):
+    store.record_intent("t1:charge", "key-1", "hash-1")
+    with pytest.raises(RecordExists) as caught:
+        store.record_intent("t1:charge", "key-2", "hash-2")
+    assert caught.value.existing.idem_key == "key-1"
+
+
+def test_results_need_an_in_flight_record(store):
+    with pytest.raises(ValueError, match="no in-flight record"):
+        store.record_result("t1:charge", {"id": "ch_1"})
+    store.record_intent("t1:charge", "key-1", "hash-1")
+    store.record_result("t1:charge", {"id": "ch_1"})
+    with pytest.raises(ValueError, match="no in-flight record"):
+        store.record_result("t1:charge", {"id": "ch_2"})
+    assert store.get("t1:charge").result == {"id": "ch_1"}
+
+
+def test_clear_removes_only_in_flight_records(store):
+    store.record_intent("a", "key-a", "h")
+    store.record_intent("b", "key-b", "h")
+    store.record_result("b", {"ok": True})
+    store.clear("a")
+    store.clear("b")
+    assert store.get("a") is None
+    assert store.get("b").status == "done"
+
+
+def test_results_must_be_json(store):
+    store.record_intent("t1:charge", "key-1", "hash-1")
+    with pytest.raises(TypeError, match="JSON-serialisable"):
+        store.record_result("t1:charge", {"when": object()})
+    assert store.get("t1:charge").status == "in_flight"
+
+
+def test_records_lists_everything_in_order(store):
+    for name in ("t2:email", "t1:charge"):
+        store.record_intent(name, f"key-{name}", "h")
+    assert [r.record_id for r in store.records()] == ["t1:charge", "t2:email"]

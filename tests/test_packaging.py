@@ -1,0 +1,71 @@
+"""The set-up files agree with each other: pyproject, constraints, environment.yml, Makefile."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[ ;]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def _pins() -> dict[str, str]:
+    pins = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[name.lower().replace("_", "-")] = version
+    return pins
+
+
+def test_environment_yml_lists_the_same_dependencies_as_pyproject():
+    text = (REPO / "environment.yml").read_text()
+    listed = {_name(line.strip().lstrip("- ")) for line in text.splitlines()
+              if re.match(r"\s+- [a-zA-Z]", line) and ">=" in line}
+    declared = {_name(d) for d in _pyproject()["project"]["dependencies"]}
+    assert listed == declared
+    assert "python=3.11" in text
+
+
+def test_every_dependency_and_extra_is_pinned():
+    project = _pyproject()["project"]
+    wanted = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        wanted += extra
+    pins = _pins()
+    missing = [_name(d) for d in wanted if _name(d) not in pins]
+    assert missing == [], f"not in constraints.txt (run make lock): {missing}"
+
+
+def test_pins_meet_the_floors_in_pyproject():
+    pins = _pins()
+    for requirement in _pyproject()["project"]["dependencies"]:
+        if ">=" in requirement:
+            floor = requirement.split(">=")[1]
+            pinned = pins[_name(requirement)]
+            as_tuple = lambda v: tuple(int(p) for p in re.findall(r"\d+", v)[:3])  # noqa: E731
+            assert as_tuple(pinned) >= as_tuple(floor), requirement
+
+
+def test_makefile_has_the_promised_targets_and_ci_runs_make_test():
+    makefile = (REPO / "Makefile").read_text()
+    for target in ("setup", "lab", "test", "crashtest", "bench", "clean"):
+        assert re.search(rf"^{target}:", makefile, re.M), target
+    assert re.search(r"^lab: setup", makefile, re.M)
+    assert re.search(r"^test: setup", makefile, re.M)
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_readme_shows_the_two_commands_and_the_version_floor():
+    readme = (REPO / "README.md").read_text()
+    assert "make lab" in readme and "make test" in readme
+    assert "Python 3.11" in readme
+    assert "langgraph" in readme.lower()
