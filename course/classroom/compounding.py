@@ -1,0 +1,229 @@
+"""Why retries compound: the chance that a run of n steps succeeds is p**n.
+
+Promises:
+- :func:`success_rate` is the formula, ``p ** n``, with a clear ``ValueError``
+  for a p outside [0, 1] or an n that is not a whole number >= 0.
+- :func:`simulate_success` measures the same thing the slow way: it plays
+  ``runs`` runs of n independent steps, each step succeeding with chance p
+  (``random.Random(seed)``: the same seed gives the same number), and returns
+  the fraction of runs in which every step succeeded.
+- :func:`simulate_curve` measures every run length 1..n from one simulation
+  (a run that survived k steps counts as a success for every length <= k), so
+  ``simulate_curve(p, n)[-1] == (n, simulate_success(p, n))``.
+- :func:`compounding_figure` draws the formula as a curve, the simulation as
+  points, and marks 5 and 20 steps (at p = 0.95: about 77 % and 36 %).
+- :class:`CompoundingExplorer` puts two sliders on that figure; moving a slider
+  or calling :meth:`CompoundingExplorer.set` redraws it. The numbers behind the
+  picture stay readable as plain Python: ``.curve`` and ``.simulated``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import random
+import weakref
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+from course.classroom._render import new_figure, png_bytes
+
+MARKED_STEPS = (5, 20)  # the two run lengths the lesson quotes
+Points = list[tuple[int, float]]
+
+
+def _check_p(p: object) -> float:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or math.isnan(p) \
+            or not 0 <= p <= 1:
+        hint = f" (did you mean {p / 100:g}?)" if isinstance(p, numbers.Real) \
+            and not isinstance(p, bool) and 1 < p <= 100 else ""
+        raise ValueError("p is the chance that one step succeeds: a number from 0 to 1 "
+                         f"(0.95 means 95 %); got {p!r}{hint}")
+    return float(p)
+
+
+def _check_count(value: object, name: str, what: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} is {what}: a whole number {minimum} or more; got {value!r}")
+    return int(value)
+
+
+def success_rate(p: float, n: int) -> float:
+    """The chance that all ``n`` independent steps succeed when each succeeds with ``p``."""
+    p = _check_p(p)
+    n = _check_count(n, "n", "the number of steps in a run")
+    return p ** n
+
+
+def _steps_survived(p: float, n: int, runs: int, seed: object) -> list[int]:
+    """``histogram[s]``: how many runs succeeded at exactly s steps before failing (s = n: all)."""
+    draw = random.Random(seed).random
+    histogram = [0] * (n + 1)
+    for _ in range(runs):
+        steps = 0
+        while steps < n and draw() < p:  # the first failed step ends the run
+            steps += 1
+        histogram[steps] += 1
+    return histogram
+
+
+def _check_simulation(p: float, n: int, runs: int) -> tuple[float, int, int]:
+    return (_check_p(p), _check_count(n, "n", "the number of steps in a run"),
+            _check_count(runs, "runs", "how many runs to simulate", minimum=1))
+
+
+def simulate_success(p: float, n: int, runs: int = 10_000, seed: object = 0) -> float:
+    """Measured share of ``runs`` simulated runs of ``n`` steps in which every step succeeded."""
+    p, n, runs = _check_simulation(p, n, runs)
+    return _steps_survived(p, n, runs, seed)[n] / runs
+
+
+def simulate_curve(p: float, n: int, runs: int = 10_000, seed: object = 0) -> Points:
+    """``[(k, measured share of runs that survived k steps)]`` for k = 1..n, one simulation."""
+    p, n, runs = _check_simulation(p, n, runs)
+    histogram = _steps_survived(p, n, runs, seed)
+    points: Points = []
+    survivors = runs
+    for k in range(1, n + 1):
+        survivors -= histogram[k - 1]
+        points.append((k, survivors / runs))
+    return points
+
+
+def compounding_figure(p: float, n: int, simulated: bool | Sequence[tuple[int, float]] = True,
+                       *, runs: int | None = None, seed: object = 0) -> Figure:
+    """The curve p**k for k = 1..n, simulated points on it, and the 5- and 20-step marks.
+
+    ``simulated``: True simulates ``runs`` runs (10,000 by default), False draws
+    the curve alone, a list of ``(k, measured)`` draws those points (say how many
+    runs they come from with ``runs`` to have it in the legend).
+    """
+    p = _check_p(p)
+    n = _check_count(n, "n", "the number of steps in a run", minimum=1)
+    if simulated is True:
+        runs = 10_000 if runs is None else runs
+        points = simulate_curve(p, n, runs, seed)
+    elif simulated is False:
+        points = []
+    else:
+        points = [(int(k), float(v)) for k, v in simulated]
+
+    figure = new_figure(6.4, 3.0)
+    ax = figure.add_subplot()
+    fine = [1 + i * (n - 1) / 400 for i in range(401)] if n > 1 else [1.0]
+    ax.plot(fine, [p ** x for x in fine], color="#1f5fa8", lw=2, label=f"formula: {p:g}$^{{k}}$")
+    if points:
+        ax.plot([k for k, _ in points], [v for _, v in points], "o", ms=4.5, mfc="#f28e2b",
+                mec="white", mew=0.6, zorder=3,
+                label="simulated" + (f": {runs:,} runs" if runs else ""))
+    for k in (k for k in MARKED_STEPS if k <= n):
+        value = p ** k
+        ax.plot([k, k], [0, value], color="#555555", lw=0.8, ls=":")
+        ax.plot([k], [value], "o", ms=9, mfc="none", mec="#111111", mew=1.6, zorder=4)
+        # the curve falls: above-right and below-left of a point are clear of it
+        right = k > 0.7 * n
+        below = right or value > 0.8
+        ax.annotate(f"{k} steps: {value:.0%}", (k, value),
+                    xytext=(-10 if right else 10, -14 if below else 12),
+                    textcoords="offset points", ha="right" if right else "left",
+                    va="top" if below else "bottom", fontsize=9.5, fontweight="bold",
+                    bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "#bbbbbb"})
+    ax.set_xlim(0.5, n + 0.5)
+    ax.set_ylim(0, 1.05)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("steps in the run (k)")
+    ax.set_ylabel("runs that succeed")
+    ax.set_title(f"Each step succeeds {p * 100:.3g}% of the time; all k steps succeed p$^k$",
+                 fontsize=10.5, loc="left")
+    ax.grid(alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(loc="best", fontsize=8.5, framealpha=0.9, edgecolor="#dddddd")
+    return figure
+
+
+class CompoundingExplorer:
+    """Sliders for p and n over the compounding figure (display it in a notebook cell)."""
+
+    def __init__(self, p: float = 0.95, n: int = 20, *, runs: int = 10_000,
+                 seed: object = 0) -> None:
+        p = _check_p(p)
+        n = _check_count(n, "n", "the number of steps in a run", minimum=1)
+        self.runs = _check_count(runs, "runs", "how many runs to simulate", minimum=1)
+        self.seed = seed
+        self.curve: Points = []
+        self.simulated: Points = []
+        wide = {"description_width": "initial"}
+        self.p_slider = widgets.FloatSlider(
+            value=p, min=min(0.5, p), max=1.0, step=0.005, readout_format=".3f",
+            description="p (one step succeeds)", continuous_update=False, style=wide,
+            layout=widgets.Layout(width="420px"))
+        self.n_slider = widgets.IntSlider(
+            value=n, min=1, max=max(100, n), step=1, description="max steps n",
+            continuous_update=False, style=wide, layout=widgets.Layout(width="300px"))
+        self.summary = widgets.HTML()
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.plot = widgets.Box([self.image])
+        self.p_slider.add_class("compounding-p")
+        self.n_slider.add_class("compounding-n")
+        self.plot.add_class("compounding-plot")
+        self.summary.add_class("compounding-summary")
+        self.widget = widgets.VBox([widgets.HBox([self.p_slider, self.n_slider]),
+                                    self.summary, self.plot])
+        self._quiet = False
+        me = weakref.ref(self)  # the sliders must not keep the explorer alive
+
+        def on_slide(_change: object) -> None:
+            explorer = me()
+            if explorer is not None and not explorer._quiet:
+                explorer._redraw()
+
+        self.p_slider.observe(on_slide, names="value")
+        self.n_slider.observe(on_slide, names="value")
+        self._redraw()
+
+    @property
+    def p(self) -> float:
+        return float(self.p_slider.value)
+
+    @property
+    def n(self) -> int:
+        return int(self.n_slider.value)
+
+    def set(self, p: float | None = None, n: int | None = None) -> None:
+        """Move the sliders from Python (same as dragging them) and redraw once."""
+        p = self.p if p is None else _check_p(p)
+        n = self.n if n is None else _check_count(n, "n", "the number of steps in a run", 1)
+        self._quiet = True
+        try:
+            self.p_slider.min = min(self.p_slider.min, p)
+            self.n_slider.max = max(self.n_slider.max, n)
+            self.p_slider.value = p
+            self.n_slider.value = n
+        finally:
+            self._quiet = False
+        self._redraw()
+
+    def figure(self) -> Figure:
+        """The current picture as a matplotlib Figure (for saving or showing elsewhere)."""
+        return compounding_figure(self.p, self.n, self.simulated, runs=self.runs)
+
+    def _redraw(self) -> None:
+        p, n = self.p, self.n
+        self.curve = [(k, p ** k) for k in range(1, n + 1)]
+        self.simulated = simulate_curve(p, n, self.runs, self.seed)
+        self.image.value = png_bytes(self.figure())
+        measured = self.simulated[-1][1]
+        self.summary.value = (
+            f"A run of <b>{n}</b> steps at p = {p:.3f}: formula p<sup>{n}</sup> = "
+            f"<b>{p ** n:.1%}</b>, measured in {self.runs:,} simulated runs: "
+            f"<b>{measured:.1%}</b>")
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"CompoundingExplorer(p={self.p:g}, n={self.n})"
