@@ -10,6 +10,8 @@ The package holds the machinery; the notebooks hold the lessons.
 - ``course.nodes``: reference node implementations (naive and keyed).
 - ``course.crash``: the crash harness (real SIGKILLs, forked warm workers).
 - ``course.model``: a scripted chat model that works offline.
+- ``course.classroom``: what students look at: the crash lab widget, the
+  timeline chart, the p^n compounding explorer.
 """
 
 __version__ = "0.1.0"
