@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from fixtures_pg import postgres, postgres_db, postgres_store, postgres_uri  # noqa: F401
 
 from course.world import World
 
@@ -18,7 +19,3 @@ def world(tmp_path):
 def billing(world):
     return world.billing
 
-
-@pytest.fixture
-def postgres_store():
-    pytest.skip("the Postgres idempotency store arrives with the Postgres fixture")

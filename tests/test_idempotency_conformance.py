@@ -1,7 +1,7 @@
 """One conformance suite for every idempotency store backend.
 
 Each backend is a fixture param; the Postgres one joins when the ``postgres``
-fixture can start a real server (see ``tests/postgres.py``).
+fixture can start a real server (see ``tests/fixtures_pg.py``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from course.idempotency import MemoryStore, RecordExists, SQLiteStore
 
-BACKENDS = ["memory", "sqlite", "postgres"]
+BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 @pytest.fixture(params=BACKENDS)

@@ -1,0 +1,319 @@
+"""A throwaway local PostgreSQL: started in a temporary folder, gone when stopped.
+
+:meth:`TempPostgres.start` runs ``initdb`` and ``pg_ctl start`` on a fresh
+folder and returns once the server accepts connections. What it promises:
+
+- **A real server.** It uses the PostgreSQL 16 binaries that the ``pgserver``
+  package bundles (``pip install '.[postgres]'``), or a system install
+  (``COURSE_PG_BINDIR``, ``pg_config --bindir``, ``/usr/lib/postgresql/*/bin``).
+- **Private.** It listens on no TCP port, only on a Unix socket inside its own
+  folder, so it never clashes with another server on the machine.
+- **Runs for a normal user and for root.** PostgreSQL refuses to run as root.
+  As root the server runs as an unprivileged system user: ``COURSE_PG_USER`` if
+  set, else ``crashcourse-pg`` (created with ``useradd`` when missing), else
+  ``nobody``. The bundled binaries are hard-linked (or copied) into the
+  temporary folder so that user can reach them even when the virtual
+  environment lives somewhere it may not read, such as ``/root``.
+- **Clear failures.** Anything that stops the server from starting raises
+  :class:`PostgresUnavailable` with the reason and the end of the server log.
+- :meth:`TempPostgres.stop` shuts the server down and deletes the folder; it
+  also runs at interpreter exit, but only in the process that started the
+  server (a forked child exiting never stops its parent's server).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import glob
+import importlib.util
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
+
+DEFAULT_ROOT_USER = "crashcourse-pg"
+START_TIMEOUT_S = 60
+_SOCKET_PATH_MAX = 100  # sun_path is 104-108 bytes depending on the system
+_DB_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+class PostgresUnavailable(RuntimeError):
+    """PostgreSQL could not be started here; the message says why."""
+
+
+@dataclass
+class TempPostgres:
+    """A running throwaway server. Build it with :meth:`start`."""
+
+    base: Path  # the temporary folder: data, socket, log (and the binaries, as root)
+    bindir: Path
+    os_user: str  # the system account the server runs as
+    _owner_pid: int = field(default_factory=os.getpid)
+    _stopped: bool = False
+
+    # ----------------------------------------------------------------- start
+    @classmethod
+    def start(cls, *, settings: dict[str, str] | None = None) -> TempPostgres:
+        """Start a fresh server. ``settings`` are extra ``postgres -c name=value`` options."""
+        source = find_bindir()
+        base = _short_tempdir()
+        try:
+            if os.geteuid() == 0:
+                account = _server_account()
+                bindir = _mirror_binaries(source, base) if _is_bundled(source) else source
+                _chown_tree(base, account)
+            else:
+                account = pwd.getpwuid(os.getuid())
+                bindir = source
+            server = cls(base, bindir, account.pw_name)
+            server._init_and_start(account, settings or {})
+        except BaseException:
+            if (base / "data" / "postmaster.pid").exists():  # half-started: do not leave it
+                with contextlib.suppress(Exception):
+                    server._run("pg_ctl", ["-D", str(server.data), "-m", "immediate", "stop"],
+                                "stop")
+            shutil.rmtree(base, ignore_errors=True)
+            raise
+        atexit.register(server.stop)
+        return server
+
+    def _init_and_start(self, account: pwd.struct_passwd, settings: dict[str, str]) -> None:
+        self.data.mkdir(mode=0o700)
+        if os.geteuid() == 0:
+            os.chown(self.data, account.pw_uid, account.pw_gid)
+        self._run("initdb", ["-D", str(self.data), "-U", "postgres", "--auth=trust",
+                             "--encoding=UTF8", "--locale=C", "--no-sync"], "initdb failed")
+        options = {"listen_addresses": "''", "unix_socket_directories": f"'{self.base}'",
+                   "max_connections": "200", **settings}
+        flags = " ".join(f"-c {name}={value}" for name, value in options.items())
+        self._run("pg_ctl", ["-D", str(self.data), "-l", str(self.log), "-w",
+                             "-t", str(START_TIMEOUT_S), "-o", flags, "start"],
+                  "the server did not start")
+
+    def _run(self, program: str, args: list[str], what: str) -> str:
+        command = [str(self.bindir / program), *args]
+        kwargs: dict = {}
+        if os.geteuid() == 0:
+            account = pwd.getpwnam(self.os_user)
+            kwargs = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "LANG": "C",
+               "TZ": "UTC"}
+        try:
+            done = subprocess.run(command, cwd=self.base, env=env, capture_output=True,
+                                  text=True, timeout=START_TIMEOUT_S + 10, **kwargs)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise PostgresUnavailable(f"{what}: {error}") from None
+        if done.returncode != 0:
+            log = self.log.read_text(errors="replace")[-1500:] if self.log.exists() else ""
+            raise PostgresUnavailable(
+                f"{what} (as {self.os_user}): {(done.stderr or done.stdout).strip()[-1500:]}"
+                + (f"\n--- server log ---\n{log}" if log else ""))
+        return done.stdout
+
+    # ------------------------------------------------------------------- use
+    @property
+    def data(self) -> Path:
+        return self.base / "data"
+
+    @property
+    def log(self) -> Path:
+        return self.base / "server.log"
+
+    def uri(self, database: str = "postgres", *, schema: str | None = None) -> str:
+        """A libpq connection string for ``database`` over the private socket; with
+        ``schema``, unqualified table names resolve there (``search_path``)."""
+        _check_name(database)
+        options = "" if schema is None else f"&options=-csearch_path%3D{_check_name(schema)}"
+        return f"postgresql://postgres@/{database}?host={quote(str(self.base))}{options}"
+
+    def new_database(self, name: str | None = None) -> str:
+        """Create an empty database (``name`` or a random one) and return its URI."""
+        name = _check_name(name or f"db_{uuid.uuid4().hex[:12]}")
+        import psycopg
+
+        with psycopg.connect(self.uri(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.uri(name)
+
+    def new_schema(self, name: str | None = None, *, database: str = "postgres") -> str:
+        """Create an empty schema and return a URI whose tables land in it (cheaper than a
+        database: use it to keep tests apart)."""
+        name = _check_name(name or f"s_{uuid.uuid4().hex[:12]}")
+        import psycopg
+
+        with psycopg.connect(self.uri(database), autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{name}"')
+        return self.uri(database, schema=name)
+
+    def drop_schema(self, uri: str) -> None:
+        """Drop the schema of a URI made by :meth:`new_schema`, with everything in it."""
+        query = parse_qs(urlsplit(uri).query)
+        options = query.get("options", [""])[0]
+        if not options.startswith("-csearch_path="):
+            raise ValueError(f"{uri!r} names no schema")
+        name = _check_name(options.split("=", 1)[1])
+        import psycopg
+
+        with psycopg.connect(uri, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+    def drop_database(self, name_or_uri: str) -> None:
+        """Drop a database made by :meth:`new_database`, closing anything still connected."""
+        name = urlsplit(name_or_uri).path.lstrip("/") if "://" in name_or_uri else name_or_uri
+        if name == "postgres":
+            raise ValueError(f"refusing to drop database {name!r}")
+        _check_name(name)
+        import psycopg
+
+        with psycopg.connect(self.uri(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    # ------------------------------------------------------------------ stop
+    def stop(self) -> None:
+        """Shut the server down (fast mode) and delete its folder. Safe to call twice."""
+        if self._stopped or os.getpid() != self._owner_pid:
+            return
+        self._stopped = True
+        with contextlib.suppress(PostgresUnavailable):
+            self._run("pg_ctl", ["-D", str(self.data), "-w", "-m", "fast", "stop"],
+                      "the server did not stop")
+        shutil.rmtree(self.base, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.stop)
+
+    def __enter__(self) -> TempPostgres:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _DB_NAME.match(name):
+        raise ValueError(f"database and schema names here are lower-case letters, digits "
+                         f"and _ (at most 63); got {name!r}")
+    return name
+
+
+# --------------------------------------------------------------------- binaries
+def find_bindir() -> Path:
+    """Where ``initdb``, ``pg_ctl`` and ``postgres`` are; :class:`PostgresUnavailable` if none."""
+    programs = ("initdb", "pg_ctl", "postgres")
+    chosen = os.environ.get("COURSE_PG_BINDIR")
+    if chosen:  # asked for by name: use it or say why not, never fall back quietly
+        if all((Path(chosen) / name).is_file() for name in programs):
+            return Path(chosen)
+        raise PostgresUnavailable(f"COURSE_PG_BINDIR={chosen!r} does not hold "
+                                  f"{', '.join(programs)}")
+    candidates: list[Path] = []
+    spec = importlib.util.find_spec("pgserver")
+    if spec is not None and spec.submodule_search_locations:
+        candidates.append(Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin")
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            candidates.append(Path(subprocess.run([pg_config, "--bindir"], capture_output=True,
+                                                  text=True, timeout=10).stdout.strip()))
+    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
+    for bindir in candidates:
+        if all((bindir / name).is_file() for name in programs):
+            return bindir
+    raise PostgresUnavailable(
+        "no PostgreSQL binaries found: install the course's postgres extra "
+        "(pip install -e '.[postgres]', which brings pgserver) or set COURSE_PG_BINDIR")
+
+
+def _is_bundled(bindir: Path) -> bool:
+    return bindir.parent.name == "pginstall" and bindir.parent.parent.name == "pgserver"
+
+
+def _mirror_binaries(bindir: Path, base: Path) -> Path:
+    """Hard-link (or copy) pgserver's PostgreSQL into ``base`` and return the new bin dir.
+
+    pgserver's programs find their libraries at ``$ORIGIN/../../../pgserver.libs``,
+    so the layout ``pgserver/pginstall/{bin,lib,share}`` next to ``pgserver.libs``
+    is kept.
+    """
+    install = bindir.parent
+    site = base / "pg"
+    target = site / "pgserver" / "pginstall"
+    (target / "bin").mkdir(parents=True)
+    for name in ("initdb", "pg_ctl", "postgres"):
+        _link_or_copy(install / "bin" / name, target / "bin" / name)
+    skip = shutil.ignore_patterns("*.a", "pkgconfig")
+    shutil.copytree(install / "lib", target / "lib", copy_function=_link_or_copy, ignore=skip)
+    shutil.copytree(install / "share", target / "share", copy_function=_link_or_copy)
+    libs = install.parent.parent / "pgserver.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, site / "pgserver.libs", copy_function=_link_or_copy)
+    for directory, _, files in os.walk(site):
+        os.chmod(directory, 0o755)  # our own new folders
+        for name in files:  # a hard link shares its mode with the original: only widen it
+            path = os.path.join(directory, name)
+            mode = os.stat(path).st_mode
+            wanted = mode | 0o444 | (0o111 if mode & 0o100 else 0)
+            if wanted != mode:
+                os.chmod(path, wanted)
+    return target / "bin"
+
+
+def _link_or_copy(src: str | Path, dst: str | Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system, or links not allowed
+        shutil.copy2(src, dst)
+
+
+# ---------------------------------------------------------------------- accounts
+def _server_account() -> pwd.struct_passwd:
+    """The unprivileged account a root process runs PostgreSQL as."""
+    wanted = os.environ.get("COURSE_PG_USER")
+    if wanted:
+        try:
+            return pwd.getpwnam(wanted)
+        except KeyError:
+            raise PostgresUnavailable(f"COURSE_PG_USER={wanted!r} is not a user here") from None
+    with contextlib.suppress(KeyError):
+        return pwd.getpwnam(DEFAULT_ROOT_USER)
+    useradd = shutil.which("useradd") or next(
+        (p for p in ("/usr/sbin/useradd", "/sbin/useradd") if os.path.exists(p)), None)
+    problem = "useradd not found"
+    if useradd:
+        done = subprocess.run([useradd, "--system", "--user-group", "--no-create-home",
+                               "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
+                               "--comment", "throwaway PostgreSQL for the crash course",
+                               DEFAULT_ROOT_USER], capture_output=True, text=True)
+        problem = done.stderr.strip()
+    with contextlib.suppress(KeyError):  # created now, or by a parallel run a moment ago
+        return pwd.getpwnam(DEFAULT_ROOT_USER)
+    try:
+        return pwd.getpwnam("nobody")
+    except KeyError:
+        raise PostgresUnavailable(
+            "running as root, PostgreSQL needs an unprivileged user: could not create "
+            f"{DEFAULT_ROOT_USER!r} ({problem}) and there is no 'nobody'; "
+            "set COURSE_PG_USER to an existing account") from None
+
+
+def _chown_tree(path: Path, account: pwd.struct_passwd) -> None:
+    os.chown(path, account.pw_uid, account.pw_gid)
+    os.chmod(path, 0o700)
+
+
+def _short_tempdir() -> Path:
+    """A fresh folder whose socket path fits the Unix limit and, as root, that the server's
+    account can reach (else one in /tmp)."""
+    base = Path(tempfile.mkdtemp(prefix="course-pg-"))
+    too_long = len(str(base / ".s.PGSQL.5432")) > _SOCKET_PATH_MAX
+    hidden = os.geteuid() == 0 and any(not os.stat(p).st_mode & 0o001 for p in base.parents)
+    if too_long or hidden:
+        base.rmdir()
+        base = Path(tempfile.mkdtemp(prefix="course-pg-", dir="/tmp"))
+    return base
