@@ -1,0 +1,419 @@
+"""``python -m course.grading --week 5 [--submission DIR]``: grade a week like the instructor.
+
+What ``make check WEEK=N [SUBMISSION=DIR]`` runs. It promises:
+
+- Grading is nbgrader's own: ``generate_assignment`` from ``solutions/weekN``
+  (which records every test cell, hidden ones included, in a gradebook), then
+  ``autograde`` of the submission, which puts back the hidden tests and any
+  test cell the student deleted, runs the notebook in a fresh kernel, and
+  scores each test cell. The configuration is the repository's
+  ``nbgrader_config.py``.
+- It all happens in a throwaway course folder in a temporary directory: the
+  repository never gets a ``gradebook.db``, ``submitted/`` or ``autograded/``.
+  The submission folder is only read.
+- The report lists every test cell (passed or not, points, which exercise) and,
+  for each failed one, what the test said. Cells stopped by the time limit
+  (``ExecutePreprocessor.timeout``) are named as such; grading goes on.
+- The last line is exactly ``weekN: <earned>/<total>``, where ``<total>`` counts
+  the autograded tests. Written answers (manually graded cells) are listed with
+  their points, to be graded by a person.
+- Bad input (no such week, a missing folder, a folder without the notebook, a
+  notebook file that is not valid) gets a one-line explanation and exit status
+  2; nothing is graded. A notebook whose kernel dies while it is graded is
+  reported as such and scores 0; a notebook that loops forever has the stuck
+  cells named and still gets the points of every other test.
+
+:func:`grade` grades several submissions in one nbgrader run (one kernel per
+notebook); the tests use it to check the solution, the blank release and known
+wrong answers together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+TIMEOUT_ERROR = "CellTimeoutError"
+
+
+class GradingError(Exception):
+    """The request cannot be graded (bad week or folder) or nbgrader itself failed."""
+
+
+@dataclass
+class CellResult:
+    grade_id: str
+    exercise: str
+    points: float
+    earned: float
+    message: str = ""  # what the failing test said (its last error line)
+    timed_out: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.earned >= self.points
+
+
+@dataclass
+class Report:
+    week: int
+    student: str
+    submission: Path
+    tests: list[CellResult] = field(default_factory=list)
+    written: list[tuple[str, str, float]] = field(default_factory=list)  # (id, exercise, pts)
+    missing: list[str] = field(default_factory=list)  # notebooks not in the submission
+    stopped: list[str] = field(default_factory=list)  # cells the time limit stopped
+    kernel_died: bool = False  # the notebook's kernel died: nothing could be scored
+    timeout_s: float = 0
+
+    @property
+    def earned(self) -> float:
+        return sum(t.earned for t in self.tests)
+
+    @property
+    def total(self) -> float:
+        return sum(t.points for t in self.tests)
+
+    def failed(self) -> list[CellResult]:
+        return [t for t in self.tests if not t.passed]
+
+    def summary(self) -> str:
+        return f"week{self.week}: {_num(self.earned)}/{_num(self.total)}"
+
+    def lines(self) -> list[str]:
+        out = [f"Grading {_shown(self.submission)} against solutions/week{self.week} "
+               "(the same tests, hidden ones included, that an instructor runs)", ""]
+        if self.kernel_died:
+            out += ["  KERNEL DIED: the notebook's Python process died while it was graded, so",
+                    "  none of its tests could be scored. Usually a cell killed its own process",
+                    "  (os._exit, os.kill(os.getpid(), ...), kill_self() outside run_forked) or",
+                    "  ran out of memory. Run the notebook top to bottom in JupyterLab to find",
+                    "  the cell after which the kernel restarts.", ""]
+        for name in self.missing:
+            out.append(f"  MISSING   {name}: not in {_shown(self.submission)}; its tests score 0")
+        if self.stopped:
+            out.append(f"  TIME LIMIT: these cells ran for more than {_num(self.timeout_s)} s and "
+                       "were stopped (look for a loop that never ends); grading went on:")
+            out += [f"    - {where}" for where in self.stopped]
+            out.append("")
+        for t in self.tests:
+            mark = "ok  " if t.passed else ("TIME" if t.timed_out else "FAIL")
+            out.append(f"  {mark}  {_num(t.earned):>3}/{_num(t.points):<3} {t.exercise}  "
+                       f"[{t.grade_id}]")
+        failed = self.failed()
+        if failed:
+            out += ["", "What the failing tests said:"]
+            for t in failed:
+                out.append(f"  - {t.exercise} [{t.grade_id}]")
+                out.append(f"      {t.message or 'no message (the test cell did not run)'}")
+            out.append("  Fix the code of those exercises, run the notebook top to bottom, save "
+                       f"it, and run `make check WEEK={self.week}` again.")
+        if self.written:
+            points = sum(p for _, _, p in self.written)
+            out += ["", f"Written answers ({len(self.written)} cells, {_num(points)} points) are "
+                    "graded by a person and are not in the total below; the solution notebook "
+                    "has model answers."]
+        out += ["", self.summary()]
+        return out
+
+
+# ---------------------------------------------------------------------- public
+def grade(week: int, submissions: Mapping[str, str | Path], *, timeout_s: int | None = None,
+          repo: Path = REPO, keep: Path | None = None) -> dict[str, Report]:
+    """Grade each ``{student: folder}`` against ``solutions/week<week>`` in one nbgrader run."""
+    source = repo / "solutions" / f"week{week}"
+    notebooks = check_request(week, submissions.values(), repo=repo)
+    for student in submissions:
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", student):
+            raise GradingError(f"student ids are letters, digits, - and _: {student!r}")
+
+    if keep is not None and Path(keep).exists() and any(Path(keep).iterdir()):
+        raise GradingError(f"--keep needs a new or empty folder; {keep} is not empty")
+    with tempfile.TemporaryDirectory(prefix=f"grade-week{week}-") as tmp:
+        course = Path(keep) if keep else Path(tmp)
+        course.mkdir(parents=True, exist_ok=True)
+        assignment = f"week{week}"
+        shutil.copytree(source, course / "solutions" / assignment,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        for student, folder in submissions.items():
+            target = course / "submitted" / student / assignment
+            target.mkdir(parents=True)
+            for name in notebooks:
+                if (Path(folder) / name).is_file():
+                    shutil.copy2(Path(folder) / name, target / name)
+        config = _config(repo, course, timeout_s)
+        _run_nbgrader("generate_assignment", config, assignment)
+        failure = _run_nbgrader("autograde", config, assignment, raise_on_failure=False)
+        limit = config.ExecutePreprocessor.timeout
+        reports = {student: _report(course, week, student, Path(folder), notebooks, limit)
+                   for student, folder in submissions.items()}
+        for student, report in reports.items():  # submitted, yet nbgrader produced nothing
+            lost = [n for n in report.missing if (Path(submissions[student]) / n).is_file()]
+            report.missing = [n for n in report.missing if n not in lost]
+            report.kernel_died = bool(lost)
+            for test in report.tests if lost else []:
+                test.message = "not run: the notebook's kernel died (see KERNEL DIED above)"
+        explained = _kernel_died(failure) and any(r.kernel_died for r in reports.values())
+        if failure and not explained:
+            raise GradingError(f"nbgrader autograde failed:\n{failure}")
+        return reports
+
+
+def check_request(week: int, folders, *, repo: Path = REPO) -> list[str]:
+    """The notebook names week ``week`` grades; :class:`GradingError` if the week or a
+    folder cannot be graded."""
+    source = repo / "solutions" / f"week{week}"
+    notebooks = sorted(p.name for p in source.glob("*.ipynb")) if source.is_dir() else []
+    if not notebooks:
+        weeks = sorted(p.parent.name for p in (repo / "solutions").glob("week*/*.ipynb"))
+        raise GradingError(f"there is no week {week}: solutions/week{week} has no notebook "
+                           f"(weeks with notebooks: {', '.join(dict.fromkeys(weeks)) or 'none'})")
+    for folder in folders:
+        _check_folder(Path(folder), notebooks, week)
+    return notebooks
+
+
+def release(week: int, *, repo: Path = REPO) -> Path:
+    """Regenerate ``week<week>/`` from ``solutions/week<week>/`` (``nbgrader
+    generate_assignment --force``; what ``make release`` runs). It overwrites
+    ``week<week>/``. The gradebook nbgrader needs for it lives in a temporary
+    folder, so no ``gradebook.db`` is left in the repository."""
+    if not any((repo / "solutions" / f"week{week}").glob("*.ipynb")):
+        raise GradingError(f"solutions/week{week} has no notebook to release")
+    with tempfile.TemporaryDirectory(prefix="release-") as tmp:
+        config = _config(repo, repo, None, db=Path(tmp) / "gradebook.db")
+        _run_nbgrader("generate_assignment", config, f"week{week}")
+    return repo / f"week{week}"
+
+
+# ------------------------------------------------------------------- nbgrader
+def _config(repo: Path, course: Path, timeout_s: int | None, db: Path | None = None):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo)).load_config()
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.db_url = f"sqlite:///{db or course / 'gradebook.db'}"
+    if timeout_s is not None:
+        old = config.ExecutePreprocessor.timeout
+        config.ExecutePreprocessor.timeout = int(timeout_s)
+        if "error_on_timeout" in config.Execute:
+            config.Execute.error_on_timeout = json.loads(json.dumps(
+                config.Execute.error_on_timeout).replace(f"{old} seconds", f"{timeout_s} seconds"))
+    return config
+
+
+def _kernel_died(log: str) -> bool:
+    return "DeadKernelError" in log or "UnresponsiveKernelError" in log
+
+
+def _run_nbgrader(command: str, config, assignment: str, *, raise_on_failure: bool = True,
+                  ) -> str:
+    """Run one nbgrader converter in this process; the failure log, or "" on success."""
+    # nbgrader runs `alembic` as a program when it creates a gradebook: it must be on PATH.
+    bin_dir = str(Path(sys.executable).parent)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+
+    if command == "generate_assignment":
+        from nbgrader.converters import GenerateAssignment as Converter
+    else:
+        from nbgrader.converters import Autograde as Converter
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = assignment
+    app = Converter(coursedir=coursedir, config=config)
+    app.force = True
+    app.log.setLevel(logging.WARNING)
+    result = capture_log(app)
+    if result["success"]:
+        return ""
+    log = f"{result.get('log', '').strip()}\n{result.get('error', '')}"
+    if raise_on_failure:
+        raise GradingError(f"nbgrader {command} failed:\n{log}")
+    return log
+
+
+# --------------------------------------------------------------------- report
+def _report(course: Path, week: int, student: str, folder: Path, notebooks: list[str],
+            timeout_s: float) -> Report:
+    report = Report(week, student, folder, timeout_s=timeout_s)
+    for name in notebooks:
+        source = nbformat.read(course / "solutions" / f"week{week}" / name, as_version=4)
+        graded_path = course / "autograded" / student / f"week{week}" / name
+        graded = nbformat.read(graded_path, as_version=4) if graded_path.is_file() else None
+        if graded is None:
+            report.missing.append(name)
+        outcomes, stopped = _outcomes(graded) if graded else ({}, [])
+        report.stopped += [f"{name}, {where}" for where in stopped]
+        for grade_id, exercise, points, written in _grade_cells(source):
+            if written:
+                report.written.append((grade_id, exercise, points))
+                continue
+            earned, message, timed_out = outcomes.get(grade_id, (0.0, "", False))
+            report.tests.append(CellResult(grade_id, exercise, points, earned, message,
+                                           timed_out))
+    return report
+
+
+def _grade_cells(notebook) -> list[tuple[str, str, float, bool]]:
+    """(grade id, exercise heading, points, is a written answer) for every graded cell."""
+    found, heading = [], "(before the first heading)"
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and not meta.get("grade"):
+            titles = re.findall(r"^#{1,3} +(.+)$", cell.source, re.M)
+            if titles:
+                heading = titles[0].strip()
+        if meta.get("grade"):
+            written = bool(meta.get("solution"))
+            found.append((meta["grade_id"], heading, float(meta.get("points", 0)), written))
+    return found
+
+
+def _outcomes(graded) -> tuple[dict[str, tuple[float, str, bool]], list[str]]:
+    """grade id → (points earned, the error's last line, stopped by the time limit), and a
+    description of every cell the time limit stopped."""
+    outcomes, stopped, heading = {}, [], "(before the first heading)"
+    for cell in graded.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown":
+            titles = re.findall(r"^#{1,3} +(.+)$", cell.source, re.M)
+            heading = titles[0].strip() if titles else heading
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        timed_out = any(o.get("ename") == TIMEOUT_ERROR for o in errors)
+        if timed_out:
+            first = next((line for line in cell.source.splitlines() if line.strip()), "")
+            stopped.append(f"{heading}: the cell starting `{first.strip()[:60]}`")
+        if not meta.get("grade") or meta.get("solution"):
+            continue
+        points = float(meta.get("points", 0))
+        if errors:
+            error = errors[-1]
+            message = f"{error.get('ename')}: {error.get('evalue')}".strip().rstrip(":")
+            if error.get("ename") == "NotImplementedError":
+                message = "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
+            outcomes[meta["grade_id"]] = (0.0, message, timed_out)
+        else:
+            outcomes[meta["grade_id"]] = (points, "", False)
+    return outcomes, stopped
+
+
+def _check_folder(folder: Path, notebooks: list[str], week: int) -> None:
+    if not folder.exists():
+        raise GradingError(f"the submission folder {folder} does not exist")
+    if not folder.is_dir():
+        raise GradingError(f"{folder} is a file; give the folder that holds {notebooks[0]}")
+    if not any((folder / name).is_file() for name in notebooks):
+        found = sorted(p.name for p in folder.glob("*.ipynb"))
+        has = ", ".join(found) or "no notebooks"
+        raise GradingError(f"{folder} has no {' or '.join(notebooks)} (it has: {has}); "
+                           f"week {week} grades a notebook with exactly that name")
+    for name in notebooks:
+        if (folder / name).is_file():
+            try:
+                nbformat.read(folder / name, as_version=4)
+            except Exception as error:  # JSON or schema errors: say which file, grade nothing
+                raise GradingError(
+                    f"{folder / name} is not a readable notebook ({type(error).__name__}: "
+                    f"{str(error).splitlines()[0][:120]}); restore it from a checkpoint "
+                    "(File > Revert Notebook to Checkpoint) or from git") from None
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(REPO)) + "/"
+    except ValueError:
+        return str(path)
+
+
+# ------------------------------------------------------------------------ CLI
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course.grading",
+        description="Grade a week's notebook with nbgrader, hidden tests included.")
+    parser.add_argument("--week", type=int, help="the week number, e.g. 5")
+    parser.add_argument("--release", action="store_true",
+                        help="instead of grading: regenerate weekN/ from solutions/weekN/ "
+                             "(every week without --week); overwrites weekN/")
+    parser.add_argument("--submission", type=Path,
+                        help="the folder holding the notebook (default: weekN/ of this repository)")
+    parser.add_argument("--timeout", type=int, metavar="SECONDS",
+                        help="stop a cell after this long (default: nbgrader_config.py)")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="build the throwaway course in DIR and keep it (to inspect)")
+    args = parser.parse_args(argv)
+    if args.release:
+        weeks = [args.week] if args.week else sorted(
+            int(p.name[4:]) for p in (REPO / "solutions").glob("week*")
+            if p.name[4:].isdigit() and any(p.glob("*.ipynb")))
+        try:
+            for week in weeks:
+                print(f"released {_shown(release(week))}", flush=True)
+        except GradingError as error:
+            print(f"make release: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.week is None:
+        parser.error("say which week to grade, e.g. --week 5 (make check WEEK=5)")
+    folder = args.submission or REPO / f"week{args.week}"
+    try:
+        check_request(args.week, [folder])
+    except GradingError as error:
+        print(f"make check: {error}", file=sys.stderr)
+        return 2
+    print(f"nbgrader is running {_shown(folder)} (as saved on disk) in a fresh kernel with "
+          "every test, hidden ones included; this takes about half a minute...", flush=True)
+    with _stderr_to_file() as noise:
+        try:
+            reports = grade(args.week, {"student": folder}, timeout_s=args.timeout,
+                            keep=args.keep)
+        except GradingError as error:
+            failure = error
+        else:
+            failure = None
+    if failure is not None:
+        if "nbgrader" in str(failure):
+            sys.stderr.write(noise.read_text()[-4000:])
+        print(f"make check: {failure}", file=sys.stderr)
+        return 2
+    print("\n".join(reports["student"].lines()), flush=True)
+    return 0
+
+
+@contextlib.contextmanager
+def _stderr_to_file():
+    """Keep the kernel's and nbgrader's chatter (warnings about TCP, SQLAlchemy, checksums)
+    out of the student's report; it is shown only when grading itself fails."""
+    sys.stderr.flush()
+    with tempfile.NamedTemporaryFile("w+", prefix="grading-", suffix=".log") as log:
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield Path(log.name)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
