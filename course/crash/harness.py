@@ -6,28 +6,52 @@ How one scenario goes (:meth:`CrashHarness.run`):
    world (billing, mail, guard records) and the LangGraph checkpoints
    (``SqliteSaver``, ``durability="sync"``).
 2. Attempt 1 is a worker armed with a crash point ``(node, point)``, or with a
-   timer (``kill_after_s``) after which the parent SIGKILLs it wherever it is.
+   timer (``kill_after_s``, counted from the moment the forked worker starts
+   running) after which the parent SIGKILLs it wherever it is: inside a node,
+   inside the billing call, between the guard's intent and its result, in the
+   middle of a checkpoint write.
 3. Later attempts are unarmed workers on the same thread id: they resume from
    the last checkpoint (``invoke(None, config)``). A worker that stops on
    :class:`~course.guard.NeedsReconcile` is followed by a reconciliation in the
    parent (ask the provider about the key) and another resume.
 4. When a worker completes, the ledger is read.
 
-Workers are ``fork()``-ed from this process, which has already imported
-LangGraph, so a scenario costs milliseconds instead of a fresh interpreter's
-seconds (see ``bench/``).
+Why it is fast, and what that does not change:
+
+- Workers are ``fork()``-ed from this process, which has already imported
+  LangGraph, so an attempt costs milliseconds instead of a fresh interpreter's
+  seconds (``python -m bench`` measures both).
+- The graph is built once per scenario, in the parent, and every worker of the
+  scenario inherits it through ``fork``. Its world and its checkpointer hold no
+  open SQLite connection at that moment: each process opens its own on first
+  use (SQLite forbids carrying an open connection across ``fork``, so the
+  parent also closes its own before every fork).
+- A scenario's database files start as byte copies of a template made once
+  per harness by the very same code (:class:`~course.world.World` and
+  ``SqliteSaver.setup``), instead of creating five schemas again.
+- Durability is untouched: every file is still WAL with ``synchronous=FULL``
+  and every checkpoint is written with ``durability="sync"``. Where the files
+  live is the caller's choice (``root``); a SIGKILL ends a process, not the
+  machine, so a committed transaction is in the kernel's page cache on disk
+  and on tmpfs alike. Only power loss tells them apart, and no test here cuts
+  the power (see :mod:`course.crash.fuzz`, which runs on tmpfs by default).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
+import select
+import shutil
 import signal
 import sqlite3
+import struct
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -46,7 +70,8 @@ from course.world import World
 Factory = Callable[[World, Any], Any]
 
 EXIT_DONE, EXIT_ERROR, EXIT_RECONCILE, EXIT_RETRY = 0, 1, 10, 11
-WORKER_BILLING = {"in_flight_lease_s": 0.2}
+DEFAULT_LEASE_S = 0.05  # the simulated provider's in-flight lease inside the harness
+CHECKPOINTS = "checkpoints.db"
 
 
 @dataclass
@@ -56,6 +81,8 @@ class Attempt:
     outcome: str  # killed | completed | needs_reconcile | retry | error
     reached: list[tuple[str, str]] = field(default_factory=list)
     detail: str = ""
+    elapsed_s: float = 0.0  # from the worker's start (just after fork) to its end
+    checkpoints_s: list[float] = field(default_factory=list)  # each durable put, since start
 
 
 @dataclass
@@ -77,6 +104,11 @@ class ScenarioResult:
         return sum(a.outcome == "killed" for a in self.attempts)
 
     @property
+    def kill_landed(self) -> bool:
+        """The first worker died of the kill (a timer can fire after the worker finished)."""
+        return bool(self.attempts) and self.attempts[0].outcome == "killed"
+
+    @property
     def double_charge(self) -> bool:
         return self.charges > 1
 
@@ -92,7 +124,9 @@ class ScenarioResult:
     @property
     def verdict(self) -> str:
         if self.status == "error":
-            return "error: " + self.attempts[-1].detail.strip().splitlines()[-1][:60]
+            lines = [line for line in self.attempts[-1].detail.strip().splitlines()
+                     if line.strip() and not line.startswith("During task")]  # LangGraph's note
+            return "error: " + (lines[-1] if lines else "unknown")[:60]
         problems = [label for flag, label in (
             (self.double_charge, "DOUBLE CHARGE"), (self.double_email, "double email"),
             (self.lost, "LOST")) if flag]
@@ -107,7 +141,12 @@ class ScenarioResult:
 
 
 class CrashHarness:
-    """Kill-and-resume scenarios for one graph factory ``factory(world, checkpointer)``."""
+    """Kill-and-resume scenarios for one graph factory ``factory(world, checkpointer)``.
+
+    The factory is called once per scenario, in this process, with a world and
+    a checkpointer that open their SQLite connections lazily in whichever
+    process uses them; every worker of the scenario inherits the built graph.
+    """
 
     def __init__(
         self,
@@ -117,6 +156,7 @@ class CrashHarness:
         message: str = DEFAULT_MESSAGE,
         invoice_id: str = "inv_9",
         max_attempts: int = 12,
+        lease_s: float = DEFAULT_LEASE_S,
     ) -> None:
         self.name = factory if isinstance(factory, str) else getattr(factory, "__name__", "custom")
         self.factory = resolve_factory(factory)
@@ -126,6 +166,8 @@ class CrashHarness:
         self.message = message
         self.invoice_id = invoice_id
         self.max_attempts = max_attempts
+        self.lease_s = lease_s
+        self._template: Path | None = None
         self._count = 0
 
     def run(
@@ -142,17 +184,28 @@ class CrashHarness:
         if point is not None and point not in crashpoints.POINTS:
             raise ValueError(f"unknown crash point {point!r}; "
                              f"choose one of {', '.join(crashpoints.POINTS)}")
+        if kill_after_s is not None and kill_after_s < 0:
+            raise ValueError(f"kill_after_s must be >= 0, got {kill_after_s}")
         self._count += 1
-        run_dir = self.root / f"scenario-{self._count:05d}"
-        run_dir.mkdir(parents=True, exist_ok=False)
+        run_dir = self._fresh_run_dir(f"scenario-{self._count:05d}")
         thread_id = thread_id or f"thread-{self._count}"
+        world = World(run_dir, in_flight_lease_s=self.lease_s)
+        saver = CrashAwareSaver(run_dir / CHECKPOINTS)
         attempts: list[Attempt] = []
         reconciled = 0
         status = "gave_up"
-        for number in range(1, self.max_attempts + 1):
+        try:
+            graph = self.factory(world, saver)
+        except Exception:
+            graph = None
+            attempts.append(Attempt(1, _label((node, point) if node else None, kill_after_s),
+                                    "error", detail=traceback.format_exc()))
+            status = "error"
+        for number in range(1, self.max_attempts + 1 if graph is not None else 1):
             armed = (node, point) if number == 1 and node else None
             timer = kill_after_s if number == 1 else None
-            attempt = self._attempt(run_dir, thread_id, number, armed, timer)
+            world.close()  # never carry an open SQLite connection across fork
+            attempt = self._attempt(graph, saver, run_dir, thread_id, number, armed, timer)
             attempts.append(attempt)
             if attempt.outcome == "completed":
                 status = "completed"
@@ -161,11 +214,10 @@ class CrashHarness:
                 status = "error"
                 break
             if attempt.outcome == "needs_reconcile":
-                reconciled += self._reconcile(run_dir)
+                reconciled += self._reconcile(run_dir, world)
             elif attempt.outcome == "retry":
-                time.sleep(WORKER_BILLING["in_flight_lease_s"])
+                time.sleep(self.lease_s)
         _attach_trace(run_dir, attempts)
-        world = World(run_dir)
         try:
             ledger = world.ledger()
             charges = ledger.count("charges", self.invoice_id)
@@ -176,27 +228,50 @@ class CrashHarness:
                               charges, emails, reconciled, status, run_dir)
 
     # ------------------------------------------------------------------ parent
-    def _attempt(self, run_dir: Path, thread_id: str, number: int,
-                 armed: tuple[str, str] | None, kill_after_s: float | None) -> Attempt:
-        label = "/".join(armed) if armed else (
-            f"timer {kill_after_s * 1000:.1f} ms" if kill_after_s is not None else "")
+    def fresh_run_dir(self, name: str) -> Path:
+        """A new run directory under ``root``, its databases freshly initialised."""
+        return self._fresh_run_dir(name)
+
+    def _fresh_run_dir(self, name: str) -> Path:
+        """A new directory whose databases are copies of a freshly initialised world."""
+        if self._template is None:
+            self._template = _make_template(self.root / "template")
+        run_dir = self.root / name
+        run_dir.mkdir(parents=True, exist_ok=False)
+        for source in self._template.iterdir():
+            shutil.copyfile(source, run_dir / source.name)
+        return run_dir
+
+    def _attempt(self, graph: Any, saver: CrashAwareSaver, run_dir: Path, thread_id: str,
+                 number: int, armed: tuple[str, str] | None, kill_after_s: float | None) -> Attempt:
+        label = _label(armed, kill_after_s)
         sys.stdout.flush()
         sys.stderr.flush()
+        alive_read, alive_write = os.pipe()
+        gc.freeze()  # the worker's collector then skips everything inherited: fewer copied pages
         pid = os.fork()
-        if pid == 0:  # the worker
+        if pid:
+            gc.unfreeze()
+            os.close(alive_write)
+        else:  # the worker
             code = EXIT_ERROR
             try:
-                code = _worker(self.factory, run_dir, thread_id, self.message, number, armed)
+                os.close(alive_read)
+                os.write(alive_write, struct.pack("d", time.monotonic()))  # "I am running"
+                os.close(alive_write)
+                code = _worker(graph, saver, run_dir, thread_id, self.message, number, armed)
             except BaseException:
-                _write(run_dir / "error.txt", traceback.format_exc())
+                with contextlib.suppress(BaseException):
+                    _write(run_dir / "error.txt", traceback.format_exc())
             finally:
                 os._exit(code)
-        if kill_after_s is not None:
-            _kill_later(pid, kill_after_s)
-        _, status = os.waitpid(pid, 0)
+        started = _started(alive_read)
+        status = _wait(pid, None if kill_after_s is None else started + kill_after_s)
+        elapsed = time.monotonic() - started
+        marks = _checkpoint_marks(run_dir, number, started)
         if os.WIFSIGNALED(status):
-            return Attempt(number, label, "killed",
-                           detail=signal.Signals(os.WTERMSIG(status)).name)
+            return Attempt(number, label, "killed", detail=signal.Signals(os.WTERMSIG(status)).name,
+                           elapsed_s=elapsed, checkpoints_s=marks)
         code = os.WEXITSTATUS(status)
         outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
                    EXIT_RETRY: "retry"}.get(code, "error")
@@ -205,11 +280,11 @@ class CrashHarness:
             detail = _read(run_dir / "error.txt") or f"worker exited with code {code}"
         elif outcome == "needs_reconcile":
             detail = _read(run_dir / "reconcile.json")
-        return Attempt(number, label, outcome, detail=detail)
+        return Attempt(number, label, outcome, detail=detail, elapsed_s=elapsed,
+                       checkpoints_s=marks)
 
-    def _reconcile(self, run_dir: Path) -> int:
+    def _reconcile(self, run_dir: Path, world: World) -> int:
         pending = json.loads(_read(run_dir / "reconcile.json"))
-        world = World(run_dir)
         try:
             while True:
                 try:
@@ -217,48 +292,128 @@ class CrashHarness:
                               lookup=world.find_effect)
                     return 1
                 except KeyInUse:  # the provider is still working on it: wait for its answer
-                    time.sleep(WORKER_BILLING["in_flight_lease_s"] / 4)
+                    time.sleep(self.lease_s / 4)
         finally:
             world.close()
 
 
-def _kill_later(pid: int, delay_s: float) -> None:
-    deadline = time.perf_counter() + delay_s
-    while True:
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            break
-        if os.waitpid(pid, os.WNOHANG) != (0, 0):
-            return  # finished before the timer: nothing to kill (and already reaped: put back)
-        time.sleep(min(left, 0.0005))
+def _label(armed: tuple[str, str] | None, kill_after_s: float | None) -> str:
+    if armed:
+        return "/".join(armed)
+    return f"timer {kill_after_s * 1000:.1f} ms" if kill_after_s is not None else ""
+
+
+def _make_template(directory: Path) -> Path:
+    """Initialise a world and an empty checkpoint database once; scenarios copy the files."""
+    directory.mkdir(parents=True, exist_ok=True)
+    World(directory).close()
+    conn = sqlite3.connect(directory / CHECKPOINTS)
+    try:
+        SqliteSaver(conn).setup()
+    finally:
+        conn.close()
+    leftovers = [p.name for p in directory.iterdir() if not p.name.endswith(".db")]
+    if leftovers:  # a WAL still open somewhere: copying would not be a clean snapshot
+        raise RuntimeError(f"template {directory} is not closed cleanly: {leftovers}")
+    return directory
+
+
+def _started(alive_read: int) -> float:
+    """When the worker began to run (monotonic clock), as it reported through the pipe.
+
+    Timers count from there, not from ``fork()``: on a busy machine the kernel can take
+    anywhere from 1 to 100 ms to copy the parent and schedule the child, and nothing
+    of the worker happens during that time, so counting it would only blur the instants.
+    """
+    try:
+        stamp = os.read(alive_read, 8)
+    finally:
+        os.close(alive_read)
+    return struct.unpack("d", stamp)[0] if len(stamp) == 8 else time.monotonic()
+
+
+def _wait(pid: int, deadline: float | None) -> int:
+    """Reap ``pid``; if ``deadline`` (monotonic) comes first, SIGKILL it there and then."""
+    if deadline is None:
+        return os.waitpid(pid, 0)[1]
+    if hasattr(os, "pidfd_open"):
+        fd = os.pidfd_open(pid)
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:  # still running at the deadline (a zombie ignores the signal)
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+        finally:
+            os.close(fd)
+        return os.waitpid(pid, 0)[1]
+    while time.monotonic() < deadline:  # portable fallback: poll
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status  # finished before the timer: nothing to kill
+        time.sleep(min(0.0005, max(0.0, deadline - time.monotonic())))
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
 
 
 # ------------------------------------------------------------------ worker side
+_timeline_fd: int | None = None
+_timeline_attempt = 0
+
+
 class CrashAwareSaver(SqliteSaver):
-    """A SqliteSaver that tells the crash points when a checkpoint is on disk."""
+    """A SqliteSaver on a file, safe to build before ``fork``, that tells the crash points
+    when a checkpoint is on disk.
+
+    ``conn`` is opened on first use in each process, so a graph compiled in
+    the parent can be inherited by forked workers. Pass an open connection
+    instead of a path to use it as it is (single process only).
+    """
+
+    def __init__(self, path_or_conn: str | Path | sqlite3.Connection) -> None:
+        self._path = None if isinstance(path_or_conn, sqlite3.Connection) else Path(path_or_conn)
+        self._conn_pid: int | None = None
+        self._connection: sqlite3.Connection | None = None
+        super().__init__(path_or_conn if self._path is None else None)  # type: ignore[arg-type]
+
+    @property
+    def conn(self) -> sqlite3.Connection:  # type: ignore[override]
+        if self._connection is None or self._conn_pid != os.getpid():
+            if self._path is None:
+                raise RuntimeError("this saver's connection belongs to another process")
+            self._connection = sqlite3.connect(self._path, check_same_thread=False)
+            self._conn_pid = os.getpid()
+            self.is_setup = False
+            self.lock = threading.Lock()
+        return self._connection
+
+    @conn.setter
+    def conn(self, value: sqlite3.Connection | None) -> None:
+        self._connection = value
+        self._conn_pid = os.getpid() if value is not None else None
 
     def put(self, config, checkpoint, metadata, new_versions):
         saved = super().put(config, checkpoint, metadata, new_versions)
+        if _timeline_fd is not None:  # one unbuffered write: a kill right after loses nothing
+            os.write(_timeline_fd, f"{_timeline_attempt}\t{time.monotonic():.6f}\n".encode())
         crashpoints.checkpoint_written()
         return saved
 
 
-def _worker(factory: Factory, run_dir: Path, thread_id: str, message: str, number: int,
-            armed: tuple[str, str] | None) -> int:
+def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, message: str,
+            number: int, armed: tuple[str, str] | None) -> int:
+    global _timeline_fd, _timeline_attempt
     log = os.open(run_dir / "worker.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
     sys.stdout = sys.stderr = open(log, "w", buffering=1, closefd=False)  # noqa: SIM115
     crashpoints.disarm()
     crashpoints.trace_to(str(run_dir / "trace.log"), number)
-    world = World(run_dir, **WORKER_BILLING)
-    saver = CrashAwareSaver(sqlite3.connect(run_dir / "checkpoints.db", check_same_thread=False))
-    graph = factory(world, saver)
+    _timeline_fd = os.open(run_dir / "timeline.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                           0o644)
+    _timeline_attempt = number
     config = {"configurable": {"thread_id": thread_id}}
-    started = next(iter(saver.list(config, limit=1)), None) is not None
-    if started and not graph.get_state(config).next:
+    started = saver.get_tuple(config) is not None
+    if started and _finished(graph, config):
         return EXIT_DONE  # an earlier worker finished: nothing to resume
     if armed:
         crashpoints.arm(*armed)
@@ -274,6 +429,30 @@ def _worker(factory: Factory, run_dir: Path, thread_id: str, message: str, numbe
     return EXIT_DONE
 
 
+def _finished(graph: Any, config: dict[str, Any]) -> bool:
+    """The thread ran to its end. ``next`` alone is not enough: a worker killed after a
+    step's writes were saved but before that step's checkpoint leaves ``next == ()``
+    with the finished task still listed in ``tasks``; such a run must be resumed."""
+    snapshot = graph.get_state(config)
+    return not snapshot.next and not snapshot.tasks
+
+
+def standalone_worker(graph: Factory | str, run_dir: str | Path, thread_id: str, number: int,
+                      armed: tuple[str, str] | None = None, *, message: str = DEFAULT_MESSAGE,
+                      lease_s: float = DEFAULT_LEASE_S) -> int:
+    """One attempt's worker in *this* process, built from scratch (no fork, no warm parent).
+
+    Returns the worker's exit code (``EXIT_DONE``, ``EXIT_RECONCILE``, ...); an armed
+    crash point SIGKILLs this process. ``python -m bench`` runs it in fresh interpreters
+    to measure what forking from a warm parent saves.
+    """
+    run_dir = Path(run_dir)
+    world = World(run_dir, in_flight_lease_s=lease_s)
+    saver = CrashAwareSaver(run_dir / CHECKPOINTS)
+    return _worker(resolve_factory(graph)(world, saver), saver, run_dir, thread_id, message,
+                   number, armed)
+
+
 def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
     by_attempt: dict[int, list[tuple[str, str]]] = {}
     for line in _read(run_dir / "trace.log").splitlines():
@@ -281,6 +460,15 @@ def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
         by_attempt.setdefault(int(number), []).append((node, point))
     for attempt in attempts:
         attempt.reached = by_attempt.get(attempt.number, [])
+
+
+def _checkpoint_marks(run_dir: Path, number: int, started: float) -> list[float]:
+    marks = []
+    for line in _read(run_dir / "timeline.log").splitlines():
+        attempt, _, stamp = line.partition("\t")
+        if attempt == str(number):
+            marks.append(float(stamp) - started)
+    return marks
 
 
 def resolve_factory(factory: Factory | str) -> Factory:

@@ -1,0 +1,557 @@
+"""``python -m course.crash fuzz --kills N --seed S [--graph keyed|naive|module:factory]``
+
+The crash matrix kills a worker at named points. The fuzzer kills it at
+*random instants*: anywhere in a node, inside the billing call, between the
+guard's intent and its result, in the middle of a checkpoint write, while the
+process is still opening its files. Each kill is a real SIGKILL from the
+parent; the run is then resumed until it completes (a worker that stops on
+``NeedsReconcile`` is reconciled by the harness and resumed again), and the
+ledger is read.
+
+What it promises:
+
+- **Reproducible by seed.** The planned instants are a pure function of the
+  seed, the number of kills and a :class:`Profile` (how long an unkilled
+  worker lives and where its graph runs): :func:`plan`. The profile is
+  measured first (a few unkilled runs per lane) and printed. A machine's pace
+  drifts while it fuzzes, so with a measured profile each lane sets its timer
+  to the planned instant *relative to* its workers' current life (an unkilled
+  probe every :data:`PROBE_EVERY` kills keeps that up to date). Pass the
+  profile back with ``--profile`` and the timers are exactly the planned
+  delays, in seconds. Outcomes can still differ between two runs, because a
+  worker's own speed varies; the plan does not.
+- **Random instants over the whole life.** Half the draws are uniform over the
+  worker's whole life (plus 15 % past its typical end, so some timers fire
+  after the worker finished: those kills do not land and are reported). The
+  other half are uniform over the window in which the graph runs (first to
+  last checkpoint), where the nodes, their effects and the checkpoint writes
+  are; process start-up is skipped there because nothing happens in it.
+- **Counts what matters.** The last line is exactly
+  ``kills=<n> double_charges=<d> double_emails=<e> lost=<l> reconciled=<r>``;
+  the line before it says how many kills landed and how fast it ran. A table
+  shows where the kills landed (after which crash point) and what they caused.
+- **Fast.** Scenarios run in parallel lanes (one per core), each lane a
+  process forked from this warm one, each worker forked from its lane.
+
+Where the files live: by default in RAM (``/dev/shm``) when it has room. That
+does not weaken what is tested. A SIGKILL ends the process, not the machine:
+what a committed SQLite transaction wrote is in the kernel's page cache,
+whether the file is on ext4 or tmpfs, and the next process reads it back the
+same way. SQLite still runs WAL with ``synchronous=FULL`` and LangGraph
+``durability="sync"``; only their ``fsync`` calls cost nothing in RAM. What
+tmpfs cannot show is a power cut, and no test here cuts the power (on disk
+neither). ``--root DIR`` runs on the disk you name instead (``python -m
+bench`` measures both).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import resource
+import selectors
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from course.crash.harness import CrashHarness, ScenarioResult, resolve_factory
+from course.table import Table
+
+OVERSHOOT = 1.15  # uniform draws reach this far past the typical end of a worker
+BIAS = 0.5  # share of draws inside the window where the graph runs
+CALIBRATION_RUNS = 3  # unkilled runs per lane to measure the profile
+RAM_DIR = Path("/dev/shm")
+RAM_MIN_FREE = 256 * 1024 * 1024
+STARTUP = "start-up (before any node)"
+NOT_LANDED = "not landed (worker had finished)"
+PROBE_EVERY = 8  # with pacing on, one unkilled probe run per lane every this many kills
+KEEP_FAILED = 20  # failing run directories kept under --root for inspection
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How an unkilled worker of this graph lives, in seconds from the moment it starts
+    running (just after ``fork``; see :func:`course.crash.harness._started`)."""
+
+    span_s: float  # typical life, start to exit
+    window: tuple[float, float]  # first to last durable checkpoint: where the graph runs
+    marks: tuple[float, ...] = ()  # every checkpoint of a typical run (when they agree)
+
+    def __post_init__(self) -> None:
+        lo, hi = self.window
+        if not (self.span_s > 0 and 0 <= lo <= hi):
+            raise ValueError(f"a profile needs span > 0 and 0 <= from <= to, got {self}")
+
+    def describe(self) -> str:
+        lo, hi = self.window
+        return (f"span {self.span_s * 1000:.1f} ms, graph runs {lo * 1000:.1f}-{hi * 1000:.1f} ms"
+                f" (pin with --profile {self.as_arg()})")
+
+    def as_arg(self) -> str:
+        return ",".join(f"{v * 1000:.1f}" for v in (self.span_s, *self.window))
+
+    @classmethod
+    def parse(cls, text: str) -> Profile:
+        """``"SPAN_MS,FROM_MS,TO_MS"`` (or just ``"SPAN_MS"``: the window is the whole span)."""
+        try:
+            values = [float(v) / 1000 for v in text.split(",")]
+        except ValueError:
+            values = []
+        if len(values) == 1:
+            values = [values[0], 0.0, values[0]]
+        if len(values) != 3:
+            raise ValueError(f"--profile wants SPAN_MS,FROM_MS,TO_MS (milliseconds), got {text!r}")
+        return cls(values[0], (values[1], values[2]))
+
+
+def plan(seed: int, kills: int, profile: Profile, *, bias: float = BIAS) -> list[float]:
+    """The kill delays in seconds after the worker starts: same arguments, same list."""
+    if kills < 0:
+        raise ValueError(f"kills must be >= 0, got {kills}")
+    rng = random.Random(seed)
+    delays = []
+    for _ in range(kills):
+        lo, hi = profile.window if rng.random() < bias else (0.0, profile.span_s * OVERSHOOT)
+        delays.append(round(rng.uniform(lo, hi), 7))
+    return delays
+
+
+@dataclass
+class Outcome:
+    """What one fuzzed scenario did (a JSON-friendly digest of a ScenarioResult)."""
+
+    index: int
+    delay_s: float | None  # as planned (reproducible)
+    landed: bool
+    zone: str  # the last crash point the killed worker reached, e.g. "charge/before_effect"
+    charges: int
+    emails: int
+    reconciled: int
+    status: str
+    verdict: str
+    attempts: int
+    elapsed_s: float = 0.0  # the first worker's life
+    marks: list[float] = field(default_factory=list)
+    trail: list[str] = field(default_factory=list)  # crash points the first worker reached
+    applied_s: float | None = None  # the timer actually set (planned, scaled to the lane's pace)
+    run_dir: str = ""
+
+    @property
+    def double_charge(self) -> bool:
+        return self.charges > 1
+
+    @property
+    def double_email(self) -> bool:
+        return self.emails > 1
+
+    @property
+    def lost(self) -> bool:
+        return self.status != "completed" or self.charges == 0 or self.emails == 0
+
+    @classmethod
+    def of(cls, index: int, delay: float | None, result: ScenarioResult,
+           applied: float | None = None) -> Outcome:
+        first = result.attempts[0]
+        trail = ["/".join(point) for point in first.reached]
+        zone = trail[-1] if trail else STARTUP
+        if not result.kill_landed:
+            zone = NOT_LANDED
+        return cls(index, delay, result.kill_landed, zone, result.charges, result.emails,
+                   result.reconciled, result.status, result.verdict, len(result.attempts),
+                   first.elapsed_s, first.checkpoints_s, trail,
+                   delay if applied is None else applied, str(result.run_dir))
+
+
+@dataclass
+class FuzzReport:
+    graph: str
+    seed: int
+    profile: Profile
+    delays: list[float]
+    outcomes: list[Outcome]
+    jobs: int
+    elapsed_s: float
+    root: str
+    cpu_s: float = 0.0  # CPU of this process, the lanes and every worker (calibration included)
+
+    @property
+    def kills(self) -> int:
+        return len(self.delays)
+
+    @property
+    def landed(self) -> int:
+        return sum(o.landed for o in self.outcomes)
+
+    @property
+    def double_charges(self) -> int:
+        return sum(o.double_charge for o in self.outcomes)
+
+    @property
+    def double_emails(self) -> int:
+        return sum(o.double_email for o in self.outcomes)
+
+    @property
+    def lost(self) -> int:
+        missing = self.kills - len(self.outcomes)  # a lane that died took its scenarios along
+        return sum(o.lost for o in self.outcomes) + missing
+
+    @property
+    def reconciled(self) -> int:
+        return sum(o.reconciled for o in self.outcomes)
+
+    @property
+    def errors(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status == "error"]
+
+    @property
+    def kills_per_s(self) -> float:
+        return self.kills / self.elapsed_s if self.elapsed_s else 0.0
+
+    @property
+    def clean(self) -> bool:
+        return not (self.double_charges or self.double_emails or self.lost)
+
+    def summary(self) -> str:
+        return (f"kills={self.kills} double_charges={self.double_charges} "
+                f"double_emails={self.double_emails} lost={self.lost} "
+                f"reconciled={self.reconciled}")
+
+    def landed_line(self) -> str:
+        return (f"landed={self.landed}/{self.kills} "
+                f"(timer fired after the worker finished: {self.kills - self.landed}) "
+                f"errors={len(self.errors)} jobs={self.jobs} "
+                f"elapsed={self.elapsed_s:.1f}s rate={self.kills_per_s:.1f} kills/s "
+                f"cpu={self.cpu_s / max(self.kills, 1) * 1000:.0f} ms/kill")
+
+    def zones(self) -> Table:
+        """Where the kills landed and what they caused, in the order the graph runs."""
+        by_zone: dict[str, list[Outcome]] = {}
+        for o in self.outcomes:
+            by_zone.setdefault(o.zone, []).append(o)
+        full = max((o.trail for o in self.outcomes), key=len, default=[])  # an unkilled run's
+
+        def rank(zone: str) -> tuple[int, int]:
+            if zone == STARTUP:
+                return (0, 0)
+            if zone in full:
+                return (1, full.index(zone))
+            return (2, 0)  # not landed
+
+        rows = [{"killed after": zone, "kills": len(hit),
+                 "double charges": sum(o.double_charge for o in hit),
+                 "double emails": sum(o.double_email for o in hit),
+                 "lost": sum(o.lost for o in hit),
+                 "reconciled": sum(o.reconciled for o in hit)}
+                for zone, hit in sorted(by_zone.items(), key=lambda item: rank(item[0]))]
+        return Table(rows, title=f"where {self.kills} random kills landed ({self.graph} graph)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"graph": self.graph, "seed": self.seed, "profile": self.profile.as_arg(),
+                "jobs": self.jobs, "elapsed_s": self.elapsed_s, "kills": self.kills,
+                "landed": self.landed, "double_charges": self.double_charges,
+                "double_emails": self.double_emails, "lost": self.lost,
+                "reconciled": self.reconciled, "delays": self.delays,
+                "outcomes": [asdict(o) for o in self.outcomes]}
+
+
+# ---------------------------------------------------------------------- running
+def default_root() -> tuple[Path, bool]:
+    """Where run directories go when the caller names none: RAM if it has room, else temp."""
+    try:
+        if RAM_DIR.is_dir() and os.access(RAM_DIR, os.W_OK) and (
+                shutil.disk_usage(RAM_DIR).free >= RAM_MIN_FREE):
+            return RAM_DIR, True
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir()), False
+
+
+def fuzz(
+    graph: str = "keyed",
+    kills: int = 100,
+    seed: int = 0,
+    *,
+    jobs: int | None = None,
+    root: str | Path | None = None,
+    profile: Profile | None = None,
+    progress: bool = True,
+    bias: float = BIAS,
+    adapt: bool | None = None,
+) -> FuzzReport:
+    """Calibrate (unless ``profile`` is given), draw the delays, kill and resume ``kills`` times.
+
+    ``adapt`` (default: only when the profile was measured here) scales each planned delay
+    to the pace the lane's workers have right now, measured by an unkilled probe run every
+    :data:`PROBE_EVERY` kills; with a pinned profile the timers are exactly the plan."""
+    resolve_factory(graph)  # fail here, with a clear message, not in every lane
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    keep = root is not None
+    base = Path(root) if root else default_root()[0]
+    base.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="crash-fuzz-", dir=base))
+    cpu_before = _cpu_s()
+    try:
+        with Lanes(graph, work, jobs, keep_failed=keep) as lanes:
+            if adapt is None:
+                adapt = profile is None
+            if profile is None:
+                profile = lanes.calibrate()
+            delays = plan(seed, kills, profile, bias=bias)
+            bar = tqdm(total=kills, desc=f"crash fuzz ({graph})", unit="kill", file=sys.stderr,
+                       disable=not progress, smoothing=0.1)
+            started = time.monotonic()
+            with bar:
+                outcomes = lanes.run(list(enumerate(delays)), on_result=lambda _o: bar.update(),
+                                     pace_of=profile.span_s if adapt else None)
+            elapsed = time.monotonic() - started
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    outcomes.sort(key=lambda o: o.index)
+    return FuzzReport(str(graph), seed, profile, delays, outcomes, jobs, elapsed, str(work),
+                      _cpu_s() - cpu_before)
+
+
+def _cpu_s() -> float:
+    """User + system CPU of this process and of its reaped children (lanes, workers)."""
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def calibrate(graph: str, root: Path, *, jobs: int = 1, runs: int = CALIBRATION_RUNS) -> Profile:
+    """Measure the :class:`Profile` of ``graph`` with ``jobs`` lanes running at once."""
+    with Lanes(graph, Path(root), jobs, keep_failed=False) as lanes:
+        return lanes.calibrate(runs)
+
+
+class Lanes:
+    """``jobs`` lane processes, forked from this warm one, each with its own
+    :class:`CrashHarness`; a lane runs one scenario at a time and the next task
+    goes to whichever lane is free. Each lane does one unkilled warm-up run
+    first, so the calibration and the kills meet the same warm processes."""
+
+    def __init__(self, graph: str, root: Path, jobs: int, *, keep_failed: bool) -> None:
+        self.graph = graph
+        self.root = root
+        self.jobs = jobs
+        self.keep_failed = keep_failed
+        self._lanes: dict[int, tuple[int, int]] = {}  # result fd -> (task fd, pid)
+        self.problems: list[str] = []
+
+    def __enter__(self) -> Lanes:
+        self.root.mkdir(parents=True, exist_ok=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for number in range(self.jobs):
+            task_read, task_write = os.pipe()
+            result_read, result_write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    for fd in (task_write, result_read, *self._fds()):
+                        os.close(fd)
+                    _lane(self.graph, self.root / f"lane-{number}", task_read, result_write,
+                          self.keep_failed)
+                    code = 0
+                except BaseException:
+                    with contextlib.suppress(BaseException):
+                        os.write(result_write, (json.dumps(
+                            {"lane_error": traceback.format_exc()}) + "\n").encode())
+                finally:
+                    os._exit(code)
+            os.close(task_read)
+            os.close(result_write)
+            self._lanes[result_read] = (task_write, pid)
+        return self
+
+    def _fds(self) -> list[int]:
+        return [fd for result, (task, _) in self._lanes.items() for fd in (result, task)]
+
+    def __exit__(self, *exc: object) -> None:
+        for result, (task, pid) in self._lanes.items():
+            for fd in (task, result):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            os.waitpid(pid, 0)
+        self._lanes = {}
+        if self.problems:
+            print("a fuzz lane failed:\n" + self.problems[0], file=sys.stderr)
+
+    def calibrate(self, runs: int = CALIBRATION_RUNS) -> Profile:
+        """Unkilled runs on every lane at once (the conditions the kills will meet); the
+        medians of the worker's life and of each checkpoint's time make the profile."""
+        outcomes = self.run([(-1 - i, None) for i in range(runs * self.jobs)])
+        finished = [o for o in outcomes if o.status == "completed" and o.elapsed_s > 0]
+        if not finished:
+            detail = outcomes[0].verdict if outcomes else "no lane reported back"
+            raise RuntimeError(f"cannot calibrate: the {self.graph} graph never completes "
+                               f"({detail})")
+        span = statistics.median(o.elapsed_s for o in finished)
+        marked = [o.marks for o in finished if o.marks]
+        marks: tuple[float, ...] = ()
+        if marked and len({len(m) for m in marked}) == 1:
+            marks = tuple(round(statistics.median(m[i] for m in marked), 4)
+                          for i in range(len(marked[0])))
+        window = (0.0, span)
+        if marked:
+            window = (statistics.median(m[0] for m in marked),
+                      statistics.median(m[-1] for m in marked))
+        return Profile(round(span, 4),
+                       (round(min(window[0], span), 4), round(min(window[1], span), 4)), marks)
+
+    def run(self, tasks: list[tuple[int, float | None]], on_result=None,
+            pace_of: float | None = None) -> list[Outcome]:
+        """Run every ``(index, delay)``; a task lost with a dying lane has no outcome.
+
+        With ``pace_of`` (the span the delays were planned for), each lane scales a delay
+        by its workers' current life / ``pace_of`` (see :func:`_lane`)."""
+        pending = list(reversed(tasks))
+        outcomes: list[Outcome] = []
+        buffers = dict.fromkeys(self._lanes, b"")
+        idle = list(self._lanes)
+        busy: set[int] = set()
+        with selectors.DefaultSelector() as selector:
+            for fd in self._lanes:
+                selector.register(fd, selectors.EVENT_READ)
+            while pending or busy:
+                while pending and idle:
+                    fd = idle.pop()
+                    index, delay = pending.pop()
+                    os.write(self._lanes[fd][0], f"{index}\t{delay}\t{pace_of}\n".encode())
+                    busy.add(fd)
+                if not busy:
+                    break  # every lane died
+                for key, _ in selector.select():
+                    fd = key.fd
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:  # the lane is gone; its task goes with it
+                        selector.unregister(fd)
+                        busy.discard(fd)
+                        continue
+                    buffers[fd] += chunk
+                    *lines, buffers[fd] = buffers[fd].split(b"\n")
+                    for line in lines:
+                        data = json.loads(line)
+                        if "lane_error" in data:
+                            self.problems.append(data["lane_error"])
+                            continue
+                        outcome = Outcome(**data)
+                        outcomes.append(outcome)
+                        busy.discard(fd)
+                        idle.append(fd)
+                        if on_result:
+                            on_result(outcome)
+        return outcomes
+
+
+def _lane(graph: str, root: Path, task_fd: int, result_fd: int, keep_failed: bool) -> None:
+    """Run the tasks read from ``task_fd`` (``index<TAB>delay<TAB>pace``), one at a time.
+
+    A machine's speed drifts (other programs, caches, thermal limits), so a delay
+    planned for a calibrated span can land later or earlier in a worker's life than
+    planned. When ``pace`` is given, the lane keeps the lives of its recent unkilled
+    runs (calibration runs and a probe every :data:`PROBE_EVERY` kills) and sets the
+    timer to ``delay * median(recent lives) / pace``: the same *relative* instant.
+    """
+    harness = CrashHarness(graph, root=root)
+    warm = harness.run(thread_id="warm-up")
+    shutil.rmtree(warm.run_dir, ignore_errors=True)
+    lives: deque[float] = deque(maxlen=5)
+    paced = 0
+    kept = 0
+    with os.fdopen(task_fd, "r") as tasks:
+        for line in tasks:
+            index, delay_text, pace_text = line.rstrip("\n").split("\t")
+            delay = None if delay_text == "None" else float(delay_text)
+            pace = None if pace_text == "None" else float(pace_text)
+            applied = delay
+            if delay is not None and pace:
+                if not lives or paced % PROBE_EVERY == 0:
+                    probe = harness.run(thread_id=f"probe-{index}")
+                    if probe.status == "completed":
+                        lives.append(probe.attempts[0].elapsed_s)
+                    shutil.rmtree(probe.run_dir, ignore_errors=True)
+                paced += 1
+                if lives:
+                    applied = round(delay * statistics.median(lives) / pace, 7)
+            result = harness.run(kill_after_s=applied, thread_id=f"fuzz-{index}")
+            if delay is None and result.status == "completed":
+                lives.append(result.attempts[0].elapsed_s)
+            outcome = Outcome.of(int(index), delay, result, applied)
+            failed = outcome.double_charge or outcome.double_email or outcome.lost
+            if failed and keep_failed and kept < KEEP_FAILED:
+                kept += 1
+            else:
+                shutil.rmtree(result.run_dir, ignore_errors=True)
+                outcome.run_dir = ""
+            os.write(result_fd, (json.dumps(asdict(outcome)) + "\n").encode())
+
+
+# -------------------------------------------------------------------- command line
+def add_command(commands) -> None:
+    """Register ``fuzz`` on ``python -m course.crash``'s subcommands."""
+    p = commands.add_parser(
+        "fuzz", help="SIGKILL the worker at random instants, resume, count doubles",
+        description=__doc__.split("\n\n")[1])
+    p.add_argument("--kills", type=int, default=100, help="scenarios, one random kill each")
+    p.add_argument("--seed", type=int, default=0, help="same seed, same delays")
+    p.add_argument("--graph", default="keyed",
+                   help="naive, keyed, or package.module:factory (factory(world, checkpointer))")
+    p.add_argument("--jobs", type=int, default=None, help="parallel lanes (default: one per core)")
+    p.add_argument("--root", metavar="DIR",
+                   help="put run directories under DIR and keep failing ones "
+                        "(default: RAM if available, removed afterwards)")
+    p.add_argument("--profile", metavar="SPAN_MS,FROM_MS,TO_MS",
+                   help="skip calibration and pacing: use this profile and set every timer "
+                        "to exactly the planned delay")
+    p.add_argument("--delays-out", metavar="FILE", help="write the seed, profile and delays")
+    p.add_argument("--json", metavar="FILE", help="write every scenario's outcome as JSON")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 if any double or lost run was found (for the keyed graph)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(run=run_command)
+
+
+def run_command(args) -> int:
+    if args.kills < 0:
+        print(f"error: --kills must be 0 or more, got {args.kills}", file=sys.stderr)
+        return 2
+    try:
+        resolve_factory(args.graph)
+        profile = Profile.parse(args.profile) if args.profile else None
+    except (ValueError, ImportError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    report = fuzz(args.graph, args.kills, args.seed, jobs=args.jobs, root=args.root,
+                  profile=profile, progress=not args.no_progress)
+    if args.delays_out:
+        Path(args.delays_out).write_text(json.dumps(
+            {"seed": report.seed, "kills": report.kills, "profile": report.profile.as_arg(),
+             "delays": report.delays}, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=1))
+    print(f"crash fuzz: {report.graph} graph, seed {report.seed}, {report.kills} kills; "
+          f"profile: {report.profile.describe()}")
+    if report.outcomes:
+        print(report.zones())
+    for o in report.errors[:1]:
+        print(f"first error (scenario {o.index}): {o.verdict}")
+    failing = [o for o in report.outcomes if o.run_dir]
+    if failing:
+        print(f"kept {len(failing)} failing run directories, e.g. {failing[0].run_dir}")
+    print(report.landed_line())
+    print(report.summary())
+    return 1 if args.strict and not report.clean else 0

@@ -1,0 +1,169 @@
+"""The crash fuzzer: random SIGKILLs, reproducible delays, and the bugs it found.
+
+The fuzz runs here are small. They aim the random instants at the part of the
+worker's life where the money and the mail nodes run (from the checkpoint that
+ends ``retrieve`` to the last one), measured by the same calibration the
+command line uses; the instants inside that window are still random.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from course.crash import CrashHarness
+from course.crash.__main__ import main
+from course.crash.fuzz import OVERSHOOT, Lanes, Profile, fuzz, plan
+from course.nodes import keyed_graph
+
+LAST_LINE = re.compile(
+    r"^kills=(\d+) double_charges=(\d+) double_emails=(\d+) lost=(\d+) reconciled=(\d+)$")
+
+
+EFFECT_ZONES = {"charge/before_effect", "charge/after_effect",
+                "email/before_effect", "email/after_effect"}
+
+
+def fuzz_effects(graph: str, root, *, need: int = 12, batch: int = 30, budget: int = 240):
+    """Random kills aimed at charge + email until ``need`` of them landed inside those nodes
+    (this machine's speed varies, so how many kills that takes varies; ``budget`` caps it)."""
+    with Lanes(graph, root, 2, keep_failed=False) as lanes:
+        measured = lanes.calibrate(runs=2)
+        marks = measured.marks
+        assert len(marks) == 6, f"input, start, parse, retrieve, charge, email checkpoints: {marks}"
+        profile = Profile(measured.span_s, (marks[3], marks[-1]), marks)
+        outcomes = []
+        for seed in range(budget // batch):
+            delays = plan(seed, batch, profile, bias=1.0)
+            outcomes += lanes.run([(len(outcomes) + i, d) for i, d in enumerate(delays)],
+                                  pace_of=profile.span_s)
+            if sum(o.zone in EFFECT_ZONES for o in outcomes) >= need:
+                break
+    inside = [o for o in outcomes if o.zone in EFFECT_ZONES]
+    assert len(inside) >= need, f"only {len(inside)} of {len(outcomes)} kills landed in the nodes"
+    return outcomes
+
+
+# ------------------------------------------------------------------ the delays
+def test_same_seed_same_delays_other_seed_other_delays():
+    profile = Profile(0.040, (0.012, 0.035))
+    first = plan(7, 200, profile)
+    assert first == plan(7, 200, profile)
+    assert first != plan(8, 200, profile)
+    assert len(first) == 200
+    assert all(0 <= d <= 0.040 * OVERSHOOT for d in first)
+    inside = sum(0.012 <= d <= 0.035 for d in first)
+    assert 100 <= inside < 200  # half aimed at the window, the rest anywhere (some land there)
+    assert sum(d > 0.040 for d in first) > 0  # some timers go off after a typical worker ends
+
+
+def test_profile_round_trips_and_bad_profiles_are_explained():
+    profile = Profile.parse("41.2,12,38.5")
+    assert profile.span_s == pytest.approx(0.0412)
+    assert profile.window == (pytest.approx(0.012), pytest.approx(0.0385))
+    assert Profile.parse(profile.as_arg()) == profile
+    assert Profile.parse("50").window == (0.0, pytest.approx(0.05))
+    with pytest.raises(ValueError, match="SPAN_MS,FROM_MS,TO_MS"):
+        Profile.parse("fast")
+    with pytest.raises(ValueError, match="span > 0"):
+        Profile.parse("10,20,5")
+
+
+# ---------------------------------------------------------------- fuzzing runs
+def test_keyed_graph_survives_random_kills(tmp_path):
+    outcomes = fuzz_effects("keyed", tmp_path)
+    assert [o.index for o in outcomes if o.double_charge or o.double_email or o.lost] == []
+    assert all(o.status == "completed" for o in outcomes)
+
+
+def test_naive_graph_shows_doubles_under_random_kills(tmp_path):
+    outcomes = fuzz_effects("naive", tmp_path)
+    assert sum(o.double_charge or o.double_email for o in outcomes) > 0
+    assert not any(o.lost for o in outcomes)
+
+
+def test_fuzz_report_counts_what_its_scenarios_did():
+    report = fuzz("keyed", 4, seed=1, profile=Profile.parse("60,20,50"), jobs=2,
+                  progress=False)
+    assert [o.index for o in report.outcomes] == [0, 1, 2, 3]
+    assert [o.delay_s for o in report.outcomes] == report.delays
+    assert report.landed == sum(o.landed for o in report.outcomes)
+    assert report.summary() == (f"kills=4 double_charges=0 double_emails=0 lost=0 "
+                                f"reconciled={report.reconciled}")
+    assert "kills" in str(report.zones())
+
+
+def test_command_line_prints_the_summary_last_and_reproduces_the_delays(tmp_path):
+    delays_file = tmp_path / "delays.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "course.crash", "fuzz", "--kills", "6", "--seed", "5",
+         "--profile", "60,20,50", "--no-progress", "--delays-out", str(delays_file)],
+        capture_output=True, text=True, check=True, timeout=120)
+    lines = done.stdout.strip().splitlines()
+    found = LAST_LINE.match(lines[-1])
+    assert found, lines[-1]
+    assert found.group(1) == "6"
+    assert found.group(2) == found.group(3) == found.group(4) == "0"  # keyed is the default
+    assert lines[-2].startswith("landed=") and "/6 " in lines[-2]
+    saved = json.loads(delays_file.read_text())
+    assert saved["delays"] == plan(5, 6, Profile.parse("60,20,50"))
+    assert saved["profile"] == "60.0,20.0,50.0"
+
+
+def test_command_line_refuses_bad_arguments_clearly(capsys):
+    assert main(["fuzz", "--graph", "fancy", "--no-progress"]) == 2
+    assert "unknown graph 'fancy'" in capsys.readouterr().err
+    assert main(["fuzz", "--profile", "quick", "--no-progress"]) == 2
+    assert "SPAN_MS,FROM_MS,TO_MS" in capsys.readouterr().err
+
+
+# ------------------------------------------------------- bugs the fuzzer found
+def dies_between_a_steps_writes_and_its_checkpoint(world, checkpointer):
+    """The keyed graph, whose first worker is SIGKILLed after parse's writes were saved
+    but before the checkpoint that closes parse's step."""
+    marker = world.directory / "died-once"
+    save = checkpointer.put
+
+    def put(config, checkpoint, metadata, new_versions):
+        if metadata.get("step") == 1 and not marker.exists():
+            deadline = time.monotonic() + 5
+            while not any(channel == "branch:to:retrieve"
+                          for _, channel, _ in checkpointer.get_tuple(config).pending_writes):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("parse's writes never reached the checkpointer")
+                time.sleep(0.001)
+            marker.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return save(config, checkpoint, metadata, new_versions)
+
+    checkpointer.put = put
+    return keyed_graph(world, checkpointer)
+
+
+def test_a_run_killed_between_writes_and_checkpoint_is_resumed_not_declared_done():
+    # LangGraph's state then shows next == () while the run is not finished (the finished
+    # task is still listed in `tasks`). The harness used to read that as "done": LOST.
+    harness = CrashHarness(dies_between_a_steps_writes_and_its_checkpoint)
+    result = harness.run()
+    assert [a.outcome for a in result.attempts] == ["killed", "completed"]
+    assert result.status == "completed"
+    assert (result.charges, result.emails) == (1, 1)
+    resumed = [node for node, point in result.attempts[1].reached if point == "before_effect"]
+    assert resumed == ["retrieve", "charge", "email"]  # parse's saved writes were reused
+
+
+def test_a_timer_that_outlives_the_worker_reports_a_completed_run():
+    # The harness used to reap the finished worker inside its timer loop, then wait for
+    # it again: ChildProcessError instead of a result.
+    harness = CrashHarness("keyed")
+    result = harness.run(kill_after_s=30.0)
+    assert result.attempts[0].outcome == "completed"
+    assert not result.kill_landed
+    assert (result.charges, result.emails) == (1, 1)
