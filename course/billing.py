@@ -51,6 +51,9 @@ class BillingError(Exception):
 
     retryable = False
     code = "billing_error"
+    # Did this call's effect happen? False: certainly not (a refusal). True: it did.
+    # None: nobody knows (a timeout). The guard clears its intent only on False.
+    effect_landed: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": type(self).__name__, "code": self.code, "message": str(self)}
@@ -60,12 +63,14 @@ class InvalidRequest(BillingError):
     """The request was malformed; nothing was stored or charged."""
 
     code = "invalid_request"
+    effect_landed = False
 
 
 class IdempotencyKeyMismatch(BillingError):
     """A key was reused with different parameters; nothing was charged."""
 
     code = "idempotency_key_mismatch"
+    effect_landed = False
 
 
 class KeyInUse(BillingError):
@@ -73,6 +78,7 @@ class KeyInUse(BillingError):
 
     retryable = True
     code = "idempotency_key_in_use"
+    effect_landed = False
 
 
 class RateLimited(BillingError):
@@ -80,6 +86,7 @@ class RateLimited(BillingError):
 
     retryable = True
     code = "rate_limited"
+    effect_landed = False
 
 
 class ProviderTimeout(BillingError):
@@ -93,12 +100,14 @@ class ResponseLost(ProviderTimeout):
     """The provider committed the call, but the response never reached the caller (the lost 200)."""
 
     code = "response_lost"
+    effect_landed = True
 
 
 class CardDeclined(BillingError):
     """The card was declined. Stored under the key and replayed like a success."""
 
     code = "card_declined"
+    effect_landed = False
 
 
 _ERRORS = {cls.__name__: cls for cls in (CardDeclined, InvalidRequest)}

@@ -10,6 +10,10 @@ The ordering rule, in code:
 3. Otherwise record the intent (durably, with the idempotency key) *before*
    the effect, call ``fn(**args, idem_key=key)`` so the provider can
    deduplicate too, and record the result *after* it lands.
+4. If ``fn`` raises, the intent stays in flight (the effect may have landed:
+   a timeout, a lost response), unless the error says ``effect_landed =
+   False`` (a refusal such as an invalid amount): then the intent is cleared,
+   because there is certainly nothing to reconcile.
 
 :func:`reconcile` settles an in-flight record by asking the provider what
 happened to the key: landed (record it as done) or never landed (clear it, so
@@ -77,7 +81,12 @@ def guarded(
         except RecordExists as race:  # another process recorded it first
             record = race.existing
         else:
-            result = fn(**args, idem_key=key)
+            try:
+                result = fn(**args, idem_key=key)
+            except Exception as error:
+                if getattr(error, "effect_landed", None) is False:
+                    store.clear(rid)  # a refusal: nothing happened, so nothing to reconcile
+                raise
             store.record_result(rid, result)  # durable after it lands
             return result
     return _settled(record, session_id, step, digest)

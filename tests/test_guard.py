@@ -113,3 +113,22 @@ def test_a_real_kill_between_intent_and_result_is_reconciled_to_one_charge(
     assert len(world.billing.charges()) == 1
     assert reconcile("t1", "charge", store=world.records,
                      lookup=world.billing.find_by_key) == "nothing_to_do"
+
+
+def test_a_refusal_leaves_no_intent_but_an_unknown_outcome_stays_in_flight(world):
+    from course.billing import InvalidRequest, ResponseLost
+
+    with pytest.raises(InvalidRequest):
+        guarded("t1", "charge", charger(world), {**ARGS, "cents": -1}, store=world.records)
+    assert world.records.get("t1:charge") is None
+
+    world.billing.inject("lose_response")
+    with pytest.raises(ResponseLost):
+        guarded("t2", "charge", charger(world), ARGS, store=world.records)
+    assert world.records.get("t2:charge").status == "in_flight"
+    with pytest.raises(NeedsReconcile):
+        guarded("t2", "charge", charger(world), ARGS, store=world.records)
+    assert reconcile("t2", "charge", store=world.records,
+                     lookup=world.billing.find_by_key) == "landed"
+    assert guarded("t2", "charge", charger(world), ARGS, store=world.records)["replayed"] is True
+    assert len(world.billing.charges()) == 1

@@ -19,7 +19,7 @@ from course.billing import IdempotencyKeyMismatch, InvalidRequest
 from course.catalogue import MAX_CENTS
 from course.crash import CrashHarness
 from course.graph import build_graph
-from course.guard import GuardArgsMismatch, NeedsReconcile, guarded, idem_key, reconcile
+from course.guard import GuardArgsMismatch, guarded, idem_key, reconcile
 from course.idempotency import CorruptRecord
 from course.nodes import KEYED_NODES, charge_keyed
 from course.recovery import Recovery, decide
@@ -87,14 +87,12 @@ def test_bad_amounts_through_the_guard_charge_nothing(charged, cents, message):
         guarded("t1", "charge", charger(charged), {**ADA, "cents": cents},
                 store=charged.records)
     assert ledger(charged) == before
-    # The guard cannot tell a refusal from a crash mid-call, so its intent stays in flight:
-    # a retry is sent to reconciliation, which finds nothing at the provider and clears it.
-    assert charged.records.get("t1:charge").status == "in_flight"
-    with pytest.raises(NeedsReconcile):
+    # A refusal says the effect did not land, so the guard leaves no intent behind:
+    # a retry gets the same clear refusal, not a reconciliation.
+    assert charged.records.get("t1:charge") is None
+    with pytest.raises(InvalidRequest, match=message):
         guarded("t1", "charge", charger(charged), {**ADA, "cents": cents},
                 store=charged.records)
-    assert reconcile("t1", "charge", store=charged.records,
-                     lookup=charged.find_effect) == "not_landed"
     assert charged.records.get("t1:charge") is None
     assert ledger(charged) == before
 
