@@ -58,6 +58,19 @@ def idem_key(session_id: str, step: str, args: dict[str, Any]) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
+def readable_key(*parts: str, limit: int = 255) -> str:
+    """``"part:part:part"``, a key a person can read in a table, never over ``limit`` characters.
+
+    A key that would be too long keeps its readable start and ends with a hash
+    of the whole, so two long keys that share a start still differ.
+    """
+    joined = ":".join(str(p) for p in parts)
+    if len(joined) <= limit:
+        return joined
+    digest = hashlib.sha256(joined.encode()).hexdigest()[:32]
+    return f"{joined[: limit - len(digest) - 1]}~{digest}"
+
+
 def record_id(session_id: str, step: str) -> str:
     return f"{session_id}:{step}"
 

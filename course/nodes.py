@@ -21,7 +21,7 @@ from typing import Any
 
 from course.catalogue import CUSTOMERS, INVOICES, subscription_of
 from course.graph import build_graph
-from course.guard import guarded
+from course.guard import guarded, readable_key
 
 _INVOICE = re.compile(r"\binv_\d+\b")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
@@ -77,12 +77,12 @@ def email_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------- keyed
 def charge_key(state: dict[str, Any]) -> str:
     """thread + node + invoice: the same on every retry, different for every invoice."""
-    return f"{state['thread_id']}:charge:{state['invoice_id']}"
+    return readable_key(state["thread_id"], "charge", state["invoice_id"])
 
 
 def email_key(state: dict[str, Any], template: str) -> str:
     """thread + template + customer: one mail of each kind per conversation."""
-    return f"{state['thread_id']}:{template}:{state['customer_id']}"
+    return readable_key(state["thread_id"], template, state["customer_id"])
 
 
 def charge_keyed(state: dict[str, Any], world: Any) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def subscription_keyed(action: str):
         sub = subscription_of(state["customer_id"])
         result = world.billing.change_subscription(
             subscription_id=sub.id, action=action,
-            idempotency_key=f"{state['thread_id']}:{action}:{sub.id}")
+            idempotency_key=readable_key(state["thread_id"], action, sub.id))
         return {"subscription": result, "log": [action]}
 
     change.__name__ = action

@@ -132,3 +132,22 @@ def test_a_refusal_leaves_no_intent_but_an_unknown_outcome_stays_in_flight(world
                      lookup=world.billing.find_by_key) == "landed"
     assert guarded("t2", "charge", charger(world), ARGS, store=world.records)["replayed"] is True
     assert len(world.billing.charges()) == 1
+
+
+def test_readable_keys_stay_within_the_provider_limit_and_distinct():
+    from course.guard import readable_key
+
+    assert readable_key("t1", "charge", "inv_9") == "t1:charge:inv_9"
+    long_a, long_b = "a" * 1000 + "1", "a" * 1000 + "2"
+    key_a, key_b = readable_key(long_a, "email"), readable_key(long_b, "email")
+    assert len(key_a) == len(key_b) == 255
+    assert key_a != key_b
+    assert key_a == readable_key(long_a, "email")
+
+
+def test_a_very_long_thread_id_still_charges_once_and_emails_once():
+    from course.crash import CrashHarness
+
+    result = CrashHarness("keyed").run("email", "after_effect", thread_id="t" * 1000)
+    assert result.status == "completed"
+    assert (result.charges, result.emails) == (1, 1)
