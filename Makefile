@@ -32,15 +32,32 @@ lab: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
+# The browser tests (tests/browser/) drive Debian's Chromium: installed here when
+# missing (as root with apt-get); otherwise the script says how and they skip.
+.PHONY: browser-deps
+browser-deps:
+	@bash scripts/ensure-chromium.sh
+test: browser-deps
+
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow and not browser"
 
 crashtest: setup
 	$(BIN)/python -m course.crash matrix --graph naive
 	$(BIN)/python -m course.crash matrix --graph keyed
+	$(BIN)/python -m course.crash fuzz --graph keyed --kills 1000 --seed 1 --strict
 
 bench: setup
 	$(BIN)/python -m bench
+
+# Week notebooks: weekN/ is generated from solutions/weekN/ (nbgrader generate_assignment);
+# check grades a folder with nbgrader autograde in a throwaway course (hidden tests included).
+release: setup
+	$(BIN)/python -m course.grading --release $(if $(WEEK),--week $(WEEK))
+
+check: setup
+	@test -n "$(WEEK)" || { echo "make check: say which week, e.g. make check WEEK=5" >&2; exit 2; }
+	$(BIN)/python -m course.grading --week $(WEEK) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
 lint: setup
 	$(BIN)/ruff check course tests bench

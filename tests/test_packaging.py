@@ -57,7 +57,7 @@ def test_pins_meet_the_floors_in_pyproject():
 
 def test_makefile_has_the_promised_targets_and_ci_runs_make_test():
     makefile = (REPO / "Makefile").read_text()
-    for target in ("setup", "lab", "test", "crashtest", "bench", "clean"):
+    for target in ("setup", "lab", "test", "crashtest", "bench", "clean", "release", "check"):
         assert re.search(rf"^{target}:", makefile, re.M), target
     assert re.search(r"^lab: setup", makefile, re.M)
     assert re.search(r"^test: setup", makefile, re.M)

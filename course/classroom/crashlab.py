@@ -177,15 +177,17 @@ class CrashLab:
         try:
             result = self._harness(graph).run(node, point)
             ledger_rows, charge_rows, tables = _read_world(result.run_dir)
+            self.results.append(result)
+            self.last_ledger_rows, self.last_charge_rows = ledger_rows, charge_rows
+            self._show(result, tables, time.perf_counter() - started)
         except Exception as error:
             self.last_error = traceback.format_exc()
             self.status.value = _span(f"the run failed: {type(error).__name__}: {error}", BAD)
             raise
         finally:
+            # Only once everything is drawn: a click before that would look like a finished
+            # lab while the kernel is still busy, and could run with a stale dropdown value.
             self.button.disabled = False
-        self.results.append(result)
-        self.last_ledger_rows, self.last_charge_rows = ledger_rows, charge_rows
-        self._show(result, tables, time.perf_counter() - started)
         return result
 
     def close(self) -> None:
@@ -214,12 +216,12 @@ class CrashLab:
             self.last_error = result.attempts[-1].detail
             self.verdict.value += ("<details><summary>worker traceback</summary><pre>"
                                    f"{html.escape(self.last_error)}</pre></details>")
-        self.status.value = _span(
+        self.ledger.value = tables
+        self.timeline.value = png_bytes(timeline_figure(result))
+        self.status.value = _span(  # last: the status line says "done" only when it is
             f"scenario {len(self.results)}: {result.graph} graph killed at {result.node}/"
             f"{result.point}, then resumed ({len(result.attempts)} worker runs, "
             f"{seconds:.2f} s)", QUIET)
-        self.ledger.value = tables
-        self.timeline.value = png_bytes(timeline_figure(result))
 
     @staticmethod
     def _checked(node: Any, point: Any, graph: Any) -> tuple[str, str, str]:

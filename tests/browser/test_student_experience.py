@@ -1,0 +1,259 @@
+"""Week 5 as a student and an instructor meet it: real JupyterLab, real Chromium, real kernel.
+
+- The release (``week5/week5.ipynb``, what a student opens): Run All runs until
+  the first exercise, which stops it with ``NotImplementedError`` under
+  ``YOUR CODE HERE`` and nothing before it fails; the crash lab kills the graph
+  where the student points it and its ledger shows the charges that really
+  happened (two for the naive graph killed right after ``charge``, one for the
+  keyed graph); the compounding plot is an image that changes when a slider
+  moves; nbgrader's Validate button reports failing tests.
+- The solution (``solutions/week5/week5.ipynb``): Run All executes every cell
+  with no error output, and Validate reports success.
+- ``make lab`` itself starts JupyterLab on the course and opens the first
+  week's notebook in the browser it launches.
+
+Each step leaves a screenshot in ``test-artifacts/browser/<test>/``. Every
+assertion reads the page, never the kernel or the file on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from labpage import LabPage, write_timings
+from labserver import REPO, LabServer, free_port, isolated_env, lab_args
+
+from course.lab import first_notebook
+
+pytestmark = pytest.mark.browser
+
+RELEASE = "week5/week5.ipynb"
+SOLUTION = "solutions/week5/week5.ipynb"
+ALL_PAINTED = """() => Array.from(document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img'))
+  .every(img => img.complete && img.naturalWidth > 0)"""
+
+
+def need(lab: LabPage, path: str) -> None:
+    """Fail clearly when the notebook is missing from the served copy of the course."""
+    if not (lab.server.root / path).exists():
+        pytest.fail(f"{path} did not exist when the browser tests started", pytrace=False)
+
+
+# ---------------------------------------------------------------------- crash lab
+def crash(lab: LabPage, node: str, point: str, graph: str) -> dict[str, object]:
+    """Choose node, point and graph in the dropdowns, press Run, read what the page shows."""
+    page = lab.page
+    status = page.locator(".crashlab-status").first
+    lab.wait_idle(settle_s=0.5)  # the previous run has finished drawing
+    before = status.inner_text()
+    for name, value in (("node", node), ("point", point), ("graph", graph)):
+        choice = page.locator(f".crashlab-{name} select").first
+        choice.select_option(value)
+        assert choice.input_value() == value
+    # Let the kernel take the new choices before Run, as a student sees the lab settle.
+    lab.wait_idle(settle_s=0.5)
+    page.locator("button.crashlab-run").first.click()
+    # While it runs the status reads "running: kill at ..."; when done, "... killed at ...".
+    deadline = time.monotonic() + 90
+    while (text := status.inner_text()) == before or f"killed at {node}/{point}" not in text:
+        assert "failed" not in text, f"the crash lab reports: {text}"
+        assert time.monotonic() < deadline, (
+            f"the crash lab did not finish {graph} {node}/{point}; its status reads {text!r}")
+        page.wait_for_timeout(200)
+    assert f"{graph} graph" in text, text
+    tables = lab.tables(page.locator(".crashlab-ledger").first)
+    assert "ledger" in tables and "charges" in tables, f"ledger tables: {list(tables)}"
+    ledger_charges = sum(int(row.get("charges") or 0) for row in tables["ledger"])
+    charge_rows = [row for row in tables["charges"] if row.get("id", "").startswith("ch_")]
+    return {
+        "status": text,
+        "verdict": page.locator(".crashlab-verdict").first.inner_text(),
+        "ledger_charges": ledger_charges,
+        "charge_rows": charge_rows,
+    }
+
+
+# ---------------------------------------------------------------------- explorer
+def image_pixels(image) -> bytes:
+    """The plot as the browser paints it (waits until the PNG has loaded)."""
+    image.wait_for()
+    image.page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+    return image.screenshot()
+
+
+def drag_handle(lab: LabPage, slider: str, dx: float) -> None:
+    handle = lab.page.locator(f"{slider} .noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    assert box is not None, f"the {slider} slider has no handle on the page"
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    lab.page.mouse.move(x, y)
+    lab.page.mouse.down()
+    lab.page.mouse.move(x + dx, y, steps=8)
+    lab.page.mouse.up()
+
+
+# ---------------------------------------------------------------------- tests
+def test_release_runs_to_the_first_exercise_and_its_widgets_work(lab: LabPage):
+    need(lab, RELEASE)
+    lab.open(RELEASE)
+    lab.shot("release-opened")
+
+    lab.run_all()
+    cells = lab.wait_run_finished(timeout_s=240)
+    stopped = lab.first_error_cell(cells)
+    assert stopped is not None, "Run All on the release should stop at the first exercise"
+    lab.shot("run-all-stopped-at-exercise-1",
+             lab.panel.locator(".jp-CodeCell").nth(stopped.index))
+    errors = [o for o in stopped.outputs if o.is_error]
+    assert "NotImplementedError" in errors[0].text, errors[0].text
+    assert "YOUR CODE HERE" in stopped.source, stopped.source
+    before = [c for c in cells if c.index < stopped.index]
+    assert before and all(c.executed for c in before), [c.prompt for c in before]
+    assert not lab.error_outputs(before), lab.error_outputs(before)
+    assert not any(c.executed for c in cells if c.index > stopped.index), (
+        "Run All should stop at the first exercise")
+
+    # The crash lab, above the first exercise: kill, resume, read the ledger.
+    run_button = lab.page.locator("button.crashlab-run").first
+    assert run_button.is_visible(), "the crash lab should be on the page after Run All"
+    lab.shot("crashlab-before", run_button)
+    naive = crash(lab, "charge", "after_effect", "naive")
+    lab.shot("crashlab-naive-charge-after_effect", lab.page.locator(".crashlab-ledger").first)
+    assert naive["ledger_charges"] == 2, naive
+    assert len(naive["charge_rows"]) == 2, naive
+    assert "again" in naive["verdict"], naive["verdict"]
+
+    keyed = crash(lab, "charge", "after_effect", "keyed")
+    lab.shot("crashlab-keyed-charge-after_effect", lab.page.locator(".crashlab-ledger").first)
+    assert keyed["ledger_charges"] == 1, keyed
+    assert len(keyed["charge_rows"]) == 1, keyed
+    assert keyed["charge_rows"][0]["idempotency_key"] not in ("", "(none)"), keyed
+
+    early = crash(lab, "charge", "before_effect", "naive")
+    lab.shot("crashlab-naive-charge-before_effect", lab.page.locator(".crashlab-ledger").first)
+    assert early["ledger_charges"] == 1, early
+
+    # The compounding explorer: an image, and a slider that redraws it.
+    image = lab.page.locator(".compounding-plot img").first
+    first = image_pixels(image)
+    width = image.evaluate("img => img.naturalWidth")
+    assert width >= 300, f"the compounding plot should be a real picture, {width} px wide"
+    summary = lab.page.locator(".compounding-summary").first
+    readout = lab.page.locator(".compounding-p .widget-readout").first
+    p_before, summary_before = float(readout.inner_text()), summary.inner_text()
+    lab.shot("explorer-before", image)
+
+    drag_handle(lab, ".compounding-p", dx=-30)
+    deadline = time.monotonic() + 30
+    while float(readout.inner_text()) == p_before or summary.inner_text() == summary_before:
+        assert time.monotonic() < deadline, (
+            f"moving the p slider did not redraw: readout {readout.inner_text()!r}, "
+            f"summary {summary.inner_text()!r}")
+        lab.page.wait_for_timeout(200)
+    p_after = float(readout.inner_text())
+    assert p_after < p_before, (p_before, p_after)
+    n = int(lab.page.locator(".compounding-n .widget-readout").first.inner_text())
+    assert f"p = {p_after:.3f}" in summary.inner_text(), summary.inner_text()
+    assert f"{p_after ** n:.1%}" in summary.inner_text(), (p_after, n, summary.inner_text())
+    deadline = time.monotonic() + 30
+    while image_pixels(image) == first:
+        assert time.monotonic() < deadline, "the plot did not change after the slider moved"
+        lab.page.wait_for_timeout(200)
+    lab.shot("explorer-after-moving-p", image)
+
+    # nbgrader's Validate button: the release fails its tests.
+    classes, text = lab.validate()
+    lab.shot("validate-release")
+    assert "validation-failed" in classes, (classes, text[:2000])
+    assert "NotImplementedError" in text, text[:2000]
+    lab.close_dialog()
+
+
+def test_solution_runs_clean_and_validates(lab: LabPage):
+    need(lab, SOLUTION)
+    lab.open(SOLUTION)
+    lab.shot("solution-opened")
+
+    lab.run_all()
+    cells = lab.wait_run_finished(timeout_s=300, every_cell=True)
+    lab.shot("run-all-finished")
+    assert lab.kernel_status().endswith("| Idle"), lab.kernel_status()
+    assert all(c.executed for c in cells)
+    errors = lab.error_outputs(cells)
+    assert not errors, "\n\n".join(o.text[:1500] for o in errors)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    pictures = lab.panel.locator(".jp-OutputArea-output img")
+    assert pictures.count() >= 1, "the solution should show its pictures"
+    with contextlib.suppress(PlaywrightTimeout):  # the assertion below says what is wrong
+        pictures.first.page.wait_for_function(ALL_PAINTED, timeout=15_000)
+    painted = pictures.evaluate_all(
+        "imgs => imgs.map(img => img.complete && img.naturalWidth > 0)")
+    assert all(painted), f"every picture should load; loaded: {painted}"
+    assert lab.page.locator(".compounding-plot img").first.is_visible()
+    lab.shot("solution-crashlab", lab.page.locator(".crashlab-ledger").first)
+
+    classes, text = lab.validate()
+    lab.shot("validate-solution")
+    assert "validation-success" in classes, (classes, text[:2000])
+    assert "Success" in text, text
+    lab.close_dialog()
+
+
+def test_make_lab_serves_the_course_and_opens_the_first_week(browser, artifacts,
+                                                              tmp_path: Path):
+    expected = first_notebook(REPO)
+    assert expected is not None, "no weekN/ notebook exists for make lab to open"
+    relative = expected.relative_to(REPO).as_posix()
+    digest = hashlib.sha256(expected.read_bytes()).hexdigest()
+
+    # make lab "opens a browser" through $BROWSER: a small program that writes down the URL.
+    opened = tmp_path / "opened-url.txt"
+    recorder = tmp_path / "record-url"
+    recorder.write_text(f"#!{sys.executable}\nimport pathlib, sys\n"
+                        f"pathlib.Path({str(opened)!r}).write_text(sys.argv[-1])\n")
+    recorder.chmod(recorder.stat().st_mode | stat.S_IXUSR)
+    env = isolated_env(tmp_path / "jupyter")
+    env["BROWSER"] = str(recorder)
+    port, token = free_port(), secrets.token_urlsafe(24)
+    began = time.monotonic()
+    server = LabServer.start(
+        ["make", "--no-print-directory", "lab", f"LAB_ARGS={' '.join(lab_args(port, token))}"],
+        cwd=REPO, env=env, port=port, token=token,
+        log_path=artifacts / "make-lab.log", timeout=300)
+    started = time.monotonic()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    lab = LabPage(context.new_page(), server, artifacts / "test_make_lab")
+    lab.timings.append(("server-started", started - began))
+    try:
+        log = server.log_tail(200)
+        assert f"Opening {relative} in JupyterLab" in log, log
+        listing = {item["name"] for item in server.api("GET", "/api/contents/")["content"]}
+        assert {"course", "solutions", expected.parent.name} <= listing, listing
+
+        deadline = time.monotonic() + 60
+        while not opened.exists():
+            assert time.monotonic() < deadline, f"make lab never opened a browser:\n{log}"
+            time.sleep(0.2)
+        lab.page.goto(opened.read_text().strip())
+        lab.wait_notebook(expected.name, timeout_s=120)
+        assert lab.page.url.startswith(server.url) and relative in lab.page.url, lab.page.url
+        assert lab.panel.locator(".jp-Cell").count() > 3
+        lab.shot("make-lab-opened-the-first-week")
+        server.delete_sessions()
+    finally:
+        context.close()
+        server.stop()
+        write_timings(artifacts, "test_make_lab", lab.timings)
+    assert hashlib.sha256(expected.read_bytes()).hexdigest() == digest, (
+        f"make lab in the browser test changed {relative}")
