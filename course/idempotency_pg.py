@@ -21,14 +21,13 @@ never touches (or closes) the connection of its parent.
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from course.connections import PerThreadConnections
 from course.idempotency import (
     IdempotencyStore,
     RecordExists,
@@ -49,27 +48,16 @@ class PgConnections:
 
     def __init__(self, conninfo: str) -> None:
         self.conninfo = conninfo
-        self._connections: dict[tuple[int, int], psycopg.Connection] = {}
+        self._per_thread = PerThreadConnections(
+            lambda: psycopg.connect(conninfo, autocommit=True, row_factory=dict_row),
+            is_usable=lambda conn: not conn.closed)
 
     @property
     def conn(self) -> psycopg.Connection:
-        owner = (os.getpid(), threading.get_ident())
-        conn = self._connections.get(owner)
-        if conn is None or conn.closed:
-            if self._connections and next(iter(self._connections))[0] != owner[0]:
-                # Inherited through fork: psycopg never closes a parent's connection from a
-                # child (it checks the pid), so dropping them is safe.
-                self._connections = {}
-            conn = psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row)
-            self._connections[owner] = conn
-        return conn
+        return self._per_thread.get()
 
     def close(self) -> None:
-        pid = os.getpid()
-        for (owner_pid, _), conn in list(self._connections.items()):
-            if owner_pid == pid:
-                conn.close()
-        self._connections = {}
+        self._per_thread.close()
 
 
 def qualified(schema: str | None, table: str) -> sql.Identifier:

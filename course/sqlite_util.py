@@ -10,12 +10,12 @@ opened through :func:`connect`, which promises:
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from course.connections import PerThreadConnections
 
 
 def connect(path: str | Path, *, busy_timeout_ms: int = 10_000) -> sqlite3.Connection:
@@ -59,26 +59,19 @@ class SqliteBacked:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._connections: dict[tuple[int, int], sqlite3.Connection] = {}
+        self._per_thread = PerThreadConnections(self._open)
         self._conn  # noqa: B018 - create the file and its schema now
+
+    def _open(self) -> sqlite3.Connection:
+        conn = connect(self.path)
+        if self.schema:  # one transaction: one fsync instead of one per statement
+            conn.executescript(f"BEGIN IMMEDIATE;\n{self.schema}\nCOMMIT;")
+        return conn
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        owner = (os.getpid(), threading.get_ident())
-        conn = self._connections.get(owner)
-        if conn is None:
-            if len(self._connections) and next(iter(self._connections))[0] != owner[0]:
-                self._connections = {}  # inherited from the parent process: never touch them
-            conn = connect(self.path)
-            if self.schema:  # one transaction: one fsync instead of one per statement
-                conn.executescript(f"BEGIN IMMEDIATE;\n{self.schema}\nCOMMIT;")
-            self._connections[owner] = conn
-        return conn
+        return self._per_thread.get()
 
     def close(self) -> None:
         """Close this process's connections."""
-        pid = os.getpid()
-        for (owner_pid, _), conn in list(self._connections.items()):
-            if owner_pid == pid:
-                conn.close()
-        self._connections = {}
+        self._per_thread.close()

@@ -38,7 +38,6 @@ import json
 import os
 import select
 import signal
-import sqlite3
 import sys
 import tempfile
 import time
@@ -217,18 +216,9 @@ class _Backend:
 
     def saver(self) -> Any:
         if self.store == "sqlite":
-            from langgraph.checkpoint.sqlite import SqliteSaver
+            from course.crash.harness import CrashAwareSaver
 
-            class CrashAwareSqliteSaver(SqliteSaver):
-                """A SqliteSaver that tells the crash points when a checkpoint is on disk."""
-
-                def put(self, config, checkpoint, metadata, new_versions):
-                    saved = super().put(config, checkpoint, metadata, new_versions)
-                    crashpoints.checkpoint_written()
-                    return saved
-
-            return CrashAwareSqliteSaver(sqlite3.connect(self.run_dir / "checkpoints.db",
-                                                         check_same_thread=False))
+            return CrashAwareSaver(self.run_dir / "checkpoints.db")
         return self._pg_saver()
 
     def _pg_saver(self) -> Any:

@@ -65,7 +65,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from course.crash.harness import CrashHarness, ScenarioResult, resolve_factory
+from course.crash.harness import CrashHarness, EffectVerdicts, ScenarioResult, resolve_factory
 from course.table import Table
 
 OVERSHOOT = 1.15  # uniform draws reach this far past the typical end of a worker
@@ -128,7 +128,7 @@ def plan(seed: int, kills: int, profile: Profile, *, bias: float = BIAS) -> list
 
 
 @dataclass
-class Outcome:
+class Outcome(EffectVerdicts):
     """What one fuzzed scenario did (a JSON-friendly digest of a ScenarioResult)."""
 
     index: int
@@ -146,18 +146,6 @@ class Outcome:
     trail: list[str] = field(default_factory=list)  # crash points the first worker reached
     applied_s: float | None = None  # the timer actually set (planned, scaled to the lane's pace)
     run_dir: str = ""
-
-    @property
-    def double_charge(self) -> bool:
-        return self.charges > 1
-
-    @property
-    def double_email(self) -> bool:
-        return self.emails > 1
-
-    @property
-    def lost(self) -> bool:
-        return self.status != "completed" or self.charges == 0 or self.emails == 0
 
     @classmethod
     def of(cls, index: int, delay: float | None, result: ScenarioResult,

@@ -85,8 +85,29 @@ class Attempt:
     checkpoints_s: list[float] = field(default_factory=list)  # each durable put, since start
 
 
+class EffectVerdicts:
+    """What a run's ``charges``, ``emails`` and ``status`` say about exactly-once."""
+
+    charges: int
+    emails: int
+    status: str
+
+    @property
+    def double_charge(self) -> bool:
+        return self.charges > 1
+
+    @property
+    def double_email(self) -> bool:
+        return self.emails > 1
+
+    @property
+    def lost(self) -> bool:
+        """The run did not end with its charge and its email (exactly-once needs at-least-once)."""
+        return self.status != "completed" or self.charges == 0 or self.emails == 0
+
+
 @dataclass
-class ScenarioResult:
+class ScenarioResult(EffectVerdicts):
     graph: str
     node: str | None
     point: str | None
@@ -108,18 +129,6 @@ class ScenarioResult:
         """The first worker died of the kill (a timer can fire after the worker finished)."""
         return bool(self.attempts) and self.attempts[0].outcome == "killed"
 
-    @property
-    def double_charge(self) -> bool:
-        return self.charges > 1
-
-    @property
-    def double_email(self) -> bool:
-        return self.emails > 1
-
-    @property
-    def lost(self) -> bool:
-        """The run did not end with its charge and its email (exactly-once needs at-least-once)."""
-        return self.status != "completed" or self.charges == 0 or self.emails == 0
 
     @property
     def verdict(self) -> str:
