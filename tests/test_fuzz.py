@@ -92,9 +92,9 @@ def test_naive_graph_shows_doubles_under_random_kills(tmp_path):
 def test_fuzz_report_counts_what_its_scenarios_did():
     report = fuzz("keyed", 4, seed=1, profile=Profile.parse("60,20,50"), jobs=2,
                   progress=False)
-    assert [o.index for o in report.outcomes] == [0, 1, 2, 3]
+    assert [o.index for o in report.outcomes] == list(range(report.timers))
     assert [o.delay_s for o in report.outcomes] == report.delays
-    assert report.landed == sum(o.landed for o in report.outcomes)
+    assert report.landed == sum(o.landed for o in report.outcomes) == 4
     assert report.summary() == (f"kills=4 double_charges=0 double_emails=0 lost=0 "
                                 f"reconciled={report.reconciled}")
     assert "kills" in str(report.zones())
@@ -111,9 +111,10 @@ def test_command_line_prints_the_summary_last_and_reproduces_the_delays(tmp_path
     assert found, lines[-1]
     assert found.group(1) == "6"
     assert found.group(2) == found.group(3) == found.group(4) == "0"  # keyed is the default
-    assert lines[-2].startswith("landed=") and "/6 " in lines[-2]
+    assert lines[-2].startswith("landed=6/6 kills from ")
     saved = json.loads(delays_file.read_text())
-    assert saved["delays"] == plan(5, 6, Profile.parse("60,20,50"))
+    assert len(saved["delays"]) >= 6  # more if a timer fired after its worker finished
+    assert saved["delays"] == plan(5, len(saved["delays"]), Profile.parse("60,20,50"))
     assert saved["profile"] == "60.0,20.0,50.0"
 
 
