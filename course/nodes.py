@@ -75,11 +75,6 @@ def email_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- keyed
-def charge_key(state: dict[str, Any]) -> str:
-    """thread + node + invoice: the same on every retry, different for every invoice."""
-    return readable_key(state["thread_id"], "charge", state["invoice_id"])
-
-
 def email_key(state: dict[str, Any], template: str) -> str:
     """thread + template + customer: one mail of each kind per conversation."""
     return readable_key(state["thread_id"], template, state["customer_id"])
