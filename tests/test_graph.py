@@ -1,0 +1,48 @@
+"""The graph builder: linear chains, routes with a join, errors, and the offline drawing."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from course.graph import build_graph, draw_ascii
+from course.nodes import parse, support_graph
+
+MESSAGES = {
+    "refund": "Please refund invoice inv_9. ada@example.com",
+    "pause": "Can you pause my plan? Last invoice inv_11, marta@example.com",
+    "cancel": "Cancel everything, invoice inv_12. lin@example.com",
+    "charge": "Please pay invoice inv_10 now. ada@example.com",
+}
+
+
+@pytest.mark.parametrize("intent", list(MESSAGES))
+def test_the_routed_support_graph_takes_one_branch_then_emails(world, intent):
+    graph = support_graph(world, InMemorySaver())
+    config = {"configurable": {"thread_id": f"t-{intent}"}}
+    final = graph.invoke({"thread_id": f"t-{intent}", "message": MESSAGES[intent]}, config)
+    assert final["intent"] == intent
+    assert final["log"] == ["parse", "retrieve", intent, "email"]
+    moved = {"refund": len(world.billing.refunds()), "charge": len(world.billing.charges()),
+             "pause": len(world.billing.subscription_changes()),
+             "cancel": len(world.billing.subscription_changes())}
+    assert moved[intent] == 1
+    assert len(world.mail.sent()) == 1
+    # The same thread again is a replay for every keyed effect: nothing moves twice.
+    graph.invoke({"thread_id": f"t-{intent}", "message": MESSAGES[intent]},
+                 {"configurable": {"thread_id": f"t-{intent}-again"}})
+    assert len(world.mail.sent()) == 1
+
+
+def test_draw_ascii_shows_routes_without_a_network(world):
+    drawing = draw_ascii(support_graph(world))
+    assert "retrieve -?-> cancel  -?-> charge  -?-> pause  -?-> refund" in drawing
+    assert "email ---> END" in drawing
+
+
+def test_builder_errors_are_explained(world):
+    with pytest.raises(ValueError, match="at least one node"):
+        build_graph({}, world=world)
+    with pytest.raises(ValueError, match="routes name nodes that were not given"):
+        build_graph({"parse": parse}, world=world,
+                    routes=("parse", lambda s: "x", {"x": "refund"}))
