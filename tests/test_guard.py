@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import signal
-
 import pytest
 
+from course.checks import kill_self, run_forked
 from course.guard import (
     GuardArgsMismatch,
     NeedsReconcile,
@@ -80,19 +78,18 @@ def test_other_arguments_for_the_same_step_are_refused(world):
 
 def _die_inside_the_effect(directory, after_effect: bool):
     """In a child: record intent, maybe charge, then SIGKILL before the result is recorded."""
-    pid = os.fork()
-    if pid == 0:
+
+    def child():
         world = World(directory)
 
         def charge_then_die(idem_key, **kwargs):
             if after_effect:
                 world.billing.charge(**kwargs, idempotency_key=idem_key)
-            os.kill(os.getpid(), signal.SIGKILL)
+            kill_self()
 
         guarded("t1", "charge", charge_then_die, ARGS, store=world.records)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+    assert run_forked(child) == "SIGKILL"
 
 
 @pytest.mark.parametrize(("after_effect", "outcome"), [(True, "landed"), (False, "not_landed")])

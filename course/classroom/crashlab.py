@@ -40,6 +40,7 @@ from course.classroom.timeline import timeline_figure
 from course.crash import CrashHarness, ScenarioResult
 from course.crashpoints import POINTS
 from course.graph import LINEAR_FLOW
+from course.lease import process_alive
 from course.table import Table
 from course.world import World
 
@@ -79,22 +80,12 @@ def _words(count: int) -> str:
     return {0: "no", 1: "one", 2: "two", 3: "three"}.get(count, str(count))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
-
-
 def sweep_orphans(directory: str | Path | None = None) -> list[Path]:
     """Remove the lab folders whose process is gone (a kernel killed, not shut down)."""
     removed = []
     for folder in Path(directory or tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
         pid = folder.name[len(PREFIX):].split("-", 1)[0]
-        if folder.is_dir() and pid.isdigit() and not _alive(int(pid)):
+        if folder.is_dir() and pid.isdigit() and not process_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed

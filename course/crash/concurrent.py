@@ -50,7 +50,8 @@ from typing import Any
 from course import crashpoints
 from course.billing import KeyInUse
 from course.crash.harness import Factory, resolve_factory
-from course.guard import NeedsReconcile, reconcile
+from course.crash.resume import become_worker, reconcile_pending, thread_finished
+from course.guard import NeedsReconcile
 from course.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
 from course.nodes import DEFAULT_MESSAGE
 from course.table import Table
@@ -396,30 +397,21 @@ def _resume(graph: Any, config: dict[str, Any], world: World, thread_id: str,
     """Resume until the thread is finished, reconciling what the guard asks for."""
     reconciled = 0
     for _ in range(20):
-        snapshot = graph.get_state(config)
-        if snapshot.created_at is not None and not snapshot.next:
+        started = graph.get_state(config).created_at is not None
+        if started and thread_finished(graph, config):
             return "nothing_to_do", reconciled  # finished already (by someone else)
-        payload = None if snapshot.created_at is not None else {
+        payload = None if started else {
             "thread_id": thread_id, "message": message}
         try:
             graph.invoke(payload, config, durability="sync")
             return "resumed", reconciled
         except NeedsReconcile as pending:
-            _reconcile(world, pending)
+            reconcile_pending(world, pending.session_id, pending.step,
+                              poll_s=PROVIDER["in_flight_lease_s"] / 4)
             reconciled += 1
         except KeyInUse:  # the provider is still on it: give it a moment
             time.sleep(PROVIDER["in_flight_lease_s"] / 4)
     raise RuntimeError(f"thread {thread_id!r} did not finish after 20 resumes")
-
-
-def _reconcile(world: World, pending: NeedsReconcile) -> None:
-    while True:
-        try:
-            reconcile(pending.session_id, pending.step, store=world.records,
-                      lookup=world.find_effect)
-            return
-        except KeyInUse:
-            time.sleep(PROVIDER["in_flight_lease_s"] / 4)
 
 
 def _wait_closed(fd: int) -> None:
@@ -439,11 +431,7 @@ def _fork(run_dir: Path, body) -> int:
         return pid
     code = 1
     try:
-        log = os.open(run_dir / "worker.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        sys.stdout = sys.stderr = open(log, "w", buffering=1, closefd=False)  # noqa: SIM115
-        crashpoints.disarm()
+        become_worker(run_dir)
         code = body()
     except BaseException:
         with contextlib.suppress(BaseException):

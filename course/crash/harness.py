@@ -63,7 +63,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from course import crashpoints
 from course.billing import KeyInUse
-from course.guard import NeedsReconcile, reconcile
+from course.crash.resume import become_worker, reconcile_pending, thread_finished
+from course.guard import NeedsReconcile
 from course.nodes import DEFAULT_MESSAGE, GRAPHS
 from course.world import World
 
@@ -295,13 +296,9 @@ class CrashHarness:
     def _reconcile(self, run_dir: Path, world: World) -> int:
         pending = json.loads(_read(run_dir / "reconcile.json"))
         try:
-            while True:
-                try:
-                    reconcile(pending["session_id"], pending["step"], store=world.records,
-                              lookup=world.find_effect)
-                    return 1
-                except KeyInUse:  # the provider is still working on it: wait for its answer
-                    time.sleep(self.lease_s / 4)
+            reconcile_pending(world, pending["session_id"], pending["step"],
+                              poll_s=self.lease_s / 4)
+            return 1
         finally:
             world.close()
 
@@ -411,18 +408,14 @@ class CrashAwareSaver(SqliteSaver):
 def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, message: str,
             number: int, armed: tuple[str, str] | None) -> int:
     global _timeline_fd, _timeline_attempt
-    log = os.open(run_dir / "worker.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    sys.stdout = sys.stderr = open(log, "w", buffering=1, closefd=False)  # noqa: SIM115
-    crashpoints.disarm()
+    become_worker(run_dir)
     crashpoints.trace_to(str(run_dir / "trace.log"), number)
     _timeline_fd = os.open(run_dir / "timeline.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT,
                            0o644)
     _timeline_attempt = number
     config = {"configurable": {"thread_id": thread_id}}
     started = saver.get_tuple(config) is not None
-    if started and _finished(graph, config):
+    if started and thread_finished(graph, config):
         return EXIT_DONE  # an earlier worker finished: nothing to resume
     if armed:
         crashpoints.arm(*armed)
@@ -436,14 +429,6 @@ def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, messa
     except KeyInUse:
         return EXIT_RETRY
     return EXIT_DONE
-
-
-def _finished(graph: Any, config: dict[str, Any]) -> bool:
-    """The thread ran to its end. ``next`` alone is not enough: a worker killed after a
-    step's writes were saved but before that step's checkpoint leaves ``next == ()``
-    with the finished task still listed in ``tasks``; such a run must be resumed."""
-    snapshot = graph.get_state(config)
-    return not snapshot.next and not snapshot.tasks
 
 
 def standalone_worker(graph: Factory | str, run_dir: str | Path, thread_id: str, number: int,

@@ -1,0 +1,52 @@
+"""What every process that resumes a crashed CloudWave thread needs, in one place.
+
+Used by the crash harness (one resumer after another) and by the concurrent
+resumers (many at once), so a fix to "is this thread finished?" or to
+reconciliation lands in both.
+
+- :func:`become_worker`: a forked child sends its output to the run's
+  ``worker.log`` (never into the parent's notebook or terminal) and starts
+  with no crash point armed.
+- :func:`thread_finished`: the thread ran to its end.
+- :func:`reconcile_pending`: settle the guard's in-flight record, waiting
+  while the provider still has the call in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from course import crashpoints
+from course.billing import KeyInUse
+from course.guard import reconcile
+from course.world import World
+
+
+def become_worker(run_dir: Path) -> None:
+    log = os.open(Path(run_dir) / "worker.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdout = sys.stderr = open(log, "w", buffering=1, closefd=False)  # noqa: SIM115
+    crashpoints.disarm()
+
+
+def thread_finished(graph: Any, config: dict[str, Any]) -> bool:
+    """The thread ran to its end. ``next`` alone is not enough: a worker killed after a
+    step's writes were saved but before that step's checkpoint leaves ``next == ()``
+    with the finished task still listed in ``tasks``; such a run must be resumed."""
+    snapshot = graph.get_state(config)
+    return not snapshot.next and not snapshot.tasks
+
+
+def reconcile_pending(world: World, session_id: str, step: str, *, poll_s: float) -> str:
+    """``course.guard.reconcile`` against the world, retried every ``poll_s`` while the
+    provider answers :class:`KeyInUse` (the call is still being processed there)."""
+    while True:
+        try:
+            return reconcile(session_id, step, store=world.records, lookup=world.find_effect)
+        except KeyInUse:
+            time.sleep(poll_s)
