@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 help:
 	@echo "make lab        open the course in JupyterLab (sets everything up first)"
 	@echo "make test       run every test (notebooks, nbgrader, crashes, browser)"
-	@echo "make check WEEK=5 [SUBMISSION=dir]   grade your own notebooks"
+	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week without WEEK)"
 	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
 	@echo "make bench      measure the costs side by side"
 	@echo "make release    regenerate week*/ from solutions/ (instructors)"
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 lab: setup
-	$(BIN)/python -m course.lab $(LAB_ARGS)
+	$(BIN)/python -m course.classroom.lab $(LAB_ARGS)
 
 test: setup
 	$(BIN)/python -m pytest -q
@@ -56,8 +56,8 @@ release: setup
 	$(BIN)/python -m course.grading --release $(if $(WEEK),--week $(WEEK))
 
 check: setup
-	@test -n "$(WEEK)" || { echo "make check: say which week, e.g. make check WEEK=5" >&2; exit 2; }
-	$(BIN)/python -m course.grading --week $(WEEK) $(if $(SUBMISSION),--submission $(SUBMISSION))
+	@test -z "$(SUBMISSION)" -o -n "$(WEEK)" || { echo "make check: SUBMISSION needs WEEK, e.g. make check WEEK=5 SUBMISSION=dir" >&2; exit 2; }
+	$(BIN)/python -m course.grading $(if $(WEEK),--week $(WEEK)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
 lint: setup
 	$(BIN)/ruff check course tests bench

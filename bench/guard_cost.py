@@ -44,9 +44,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from bench.common import Comparison, interleaved
-from course.guard import args_hash, guarded, idem_key
-from course.idempotency import SQLiteStore
-from course.sqlite_util import connect, transaction
+from course.durable.guard import args_hash, guarded, idem_key
+from course.durable.idempotency import SQLiteStore
+from course.storage.sqlite import connect, transaction
 
 TITLE = "a guarded side effect vs raw SQLite commits and a LangGraph step"
 

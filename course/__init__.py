@@ -1,17 +1,36 @@
 """Crash, Resume, Don't Charge Twice: the course package.
 
-The package holds the machinery; the notebooks hold the lessons.
+The package holds the machinery; the notebooks hold the lessons. It is built in
+floors, and a module may import only from its own floor or the floors below it
+(``tests/test_layering.py`` fails otherwise):
 
-- ``course.world``: CloudWave's outside world (customers, invoices), the billing
-  simulator, the mail vendor and the key-ignoring webhook, the ledger.
-- ``course.idempotency`` and ``course.guard``: the idempotency store (memory,
-  SQLite, Postgres) and the ``guarded`` wrapper built on it.
-- ``course.graph``: the CloudWave state and graph builder.
-- ``course.nodes``: reference node implementations (naive and keyed).
-- ``course.crash``: the crash harness (real SIGKILLs, forked warm workers).
-- ``course.model``: a scripted chat model that works offline.
-- ``course.classroom``: what students look at: the crash lab widget, the
-  timeline chart, the p^n compounding explorer.
+========================  ==============================================================
+floor                     what lives there
+========================  ==============================================================
+``course.base``           Table, crash points: tiny primitives with no course imports
+``course.storage``        SQLite helpers, per-thread connections, a throwaway Postgres
+``course.durable``        idempotency stores, ``guarded``/``reconcile``, leases, recovery
+``course.world``          CloudWave's outside world: catalogue, bank, mail, ledger
+``course.cloudwave``      the agent: state, graph builder, reference nodes, scripted model
+``course.crash``          the crash harness (real SIGKILLs), fuzzer, concurrent resumers
+``course.classroom``      widgets and pictures; ``make lab``
+``course.grading``        ``make check`` / ``make release`` and the graded tests' helpers
+========================  ==============================================================
+
+``classroom`` and ``grading`` share the top floor and do not import each other.
+Notebooks import from a floor's public names (``from course.durable import guarded``),
+never from a module inside it.
 """
 
 __version__ = "0.1.0"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("base",),
+    ("storage",),
+    ("durable",),
+    ("world",),
+    ("cloudwave",),
+    ("crash",),
+    ("classroom", "grading"),
+)
+"""The floors, bottom first. Names on one floor may not import each other, except themselves."""

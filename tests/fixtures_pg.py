@@ -1,13 +1,13 @@
 """PostgreSQL fixtures: one real server per test session, fresh schemas and databases per test.
 
-- ``postgres`` (session): a :class:`course.postgres.TempPostgres` started in a
+- ``postgres`` (session): a :class:`course.storage.postgres.TempPostgres` started in a
   temporary folder and stopped at the end. It works for a normal user and as
   root (the server then runs as an unprivileged system user; see
-  :mod:`course.postgres`).
+  :mod:`course.storage.postgres`).
 - ``postgres_uri``: a connection URI whose tables land in a fresh schema
   (dropped after the test): every test gets its own tables, cheaply.
 - ``postgres_db``: the URI of a brand-new database, dropped after the test.
-- ``postgres_store``: a :class:`course.idempotency_pg.PostgresStore` on ``postgres_uri``.
+- ``postgres_store``: a :class:`course.durable.idempotency_pg.PostgresStore` on ``postgres_uri``.
 
 If the server cannot start, the Postgres tests are skipped with a one-line
 reason, except in CI (``CI`` set to anything but ``0``/``false``), where they
@@ -30,7 +30,7 @@ def postgres():
     try:
         import psycopg  # noqa: F401 - fail early with a clear reason if the extra is missing
 
-        from course.postgres import PostgresUnavailable, TempPostgres
+        from course.storage.postgres import PostgresUnavailable, TempPostgres
     except ImportError as error:
         problem = f"{error} (install the postgres extra: pip install -e '.[postgres]')"
         server = None
@@ -66,7 +66,7 @@ def postgres_db(postgres):
 
 @pytest.fixture
 def postgres_store(postgres_uri):
-    from course.idempotency_pg import PostgresStore
+    from course.durable.idempotency_pg import PostgresStore
 
     store = PostgresStore(postgres_uri)
     yield store

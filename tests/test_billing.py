@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from course.billing import (
+from course.world.billing import (
     BillingSimulator,
     CardDeclined,
     IdempotencyKeyMismatch,

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
+from course.cloudwave.nodes import keyed_graph
 from course.crash.concurrent import resume_race
-from course.lease import process_alive
-from course.nodes import keyed_graph
+from course.durable.lease import process_alive
 
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

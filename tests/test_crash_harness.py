@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
+from course.cloudwave.nodes import keyed_graph
 from course.crash import CrashHarness
 from course.crash.harness import resolve_factory
-from course.nodes import keyed_graph
 
 
 def test_naive_graph_killed_after_charge_charges_twice():
@@ -57,7 +57,7 @@ def test_bad_arguments_are_explained():
         CrashHarness("keyed").run("charge", "during_lunch")
     with pytest.raises(ValueError, match="unknown graph"):
         resolve_factory("fancy")
-    assert resolve_factory("course.nodes:keyed_graph") is keyed_graph
+    assert resolve_factory("course.cloudwave.nodes:keyed_graph") is keyed_graph
 
 
 def test_a_worker_error_is_reported_not_hidden():

@@ -18,10 +18,10 @@ import time
 
 import pytest
 
+from course.cloudwave.nodes import keyed_graph
 from course.crash import CrashHarness
 from course.crash.__main__ import main
 from course.crash.fuzz import OVERSHOOT, Lanes, Profile, fuzz, plan
-from course.nodes import keyed_graph
 
 LAST_LINE = re.compile(
     r"^kills=(\d+) double_charges=(\d+) double_emails=(\d+) lost=(\d+) reconciled=(\d+)$")

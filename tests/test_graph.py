@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from course.graph import build_graph, draw_ascii
-from course.nodes import parse, support_graph
+from course.cloudwave.graph import build_graph, draw_ascii
+from course.cloudwave.nodes import parse, support_graph
 
 MESSAGES = {
     "refund": "Please refund invoice inv_9. ada@example.com",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.checks import kill_self, run_forked
-from course.guard import (
+from course.durable.guard import (
     GuardArgsMismatch,
     NeedsReconcile,
     args_hash,
@@ -13,7 +12,8 @@ from course.guard import (
     idem_key,
     reconcile,
 )
-from course.idempotency import SQLiteStore
+from course.durable.idempotency import SQLiteStore
+from course.grading.checks import kill_self, run_forked
 from course.world import World
 
 ARGS = {"customer_id": "cus_ada", "invoice_id": "inv_9", "cents": 2900}
@@ -113,7 +113,7 @@ def test_a_real_kill_between_intent_and_result_is_reconciled_to_one_charge(
 
 
 def test_a_refusal_leaves_no_intent_but_an_unknown_outcome_stays_in_flight(world):
-    from course.billing import InvalidRequest, ResponseLost
+    from course.world.billing import InvalidRequest, ResponseLost
 
     with pytest.raises(InvalidRequest):
         guarded("t1", "charge", charger(world), {**ARGS, "cents": -1}, store=world.records)
@@ -132,7 +132,7 @@ def test_a_refusal_leaves_no_intent_but_an_unknown_outcome_stays_in_flight(world
 
 
 def test_readable_keys_stay_within_the_provider_limit_and_distinct():
-    from course.guard import readable_key
+    from course.durable.guard import readable_key
 
     assert readable_key("t1", "charge", "inv_9") == "t1:charge:inv_9"
     long_a, long_b = "a" * 1000 + "1", "a" * 1000 + "2"

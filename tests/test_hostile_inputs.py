@@ -15,15 +15,15 @@ import sqlite3
 
 import pytest
 
-from course.billing import IdempotencyKeyMismatch, InvalidRequest
-from course.catalogue import MAX_CENTS
+from course.cloudwave.graph import build_graph
+from course.cloudwave.nodes import KEYED_NODES, charge_keyed
 from course.crash import CrashHarness
-from course.graph import build_graph
-from course.guard import GuardArgsMismatch, guarded, idem_key, reconcile
-from course.idempotency import CorruptRecord
-from course.nodes import KEYED_NODES, charge_keyed
-from course.recovery import Recovery, decide
+from course.durable.guard import GuardArgsMismatch, guarded, idem_key, reconcile
+from course.durable.idempotency import CorruptRecord
+from course.durable.recovery import Recovery, decide
 from course.world import World
+from course.world.billing import IdempotencyKeyMismatch, InvalidRequest
+from course.world.catalogue import MAX_CENTS
 
 ADA = {"customer_id": "cus_ada", "invoice_id": "inv_9", "cents": 2900, "currency": "usd"}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.idempotency import MemoryStore, RecordExists, SQLiteStore
+from course.durable.idempotency import MemoryStore, RecordExists, SQLiteStore
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

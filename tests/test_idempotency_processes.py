@@ -14,8 +14,8 @@ import sqlite3
 
 import pytest
 
-from course.guard import NeedsReconcile, guarded
-from course.idempotency import CorruptRecord, RecordExists, SQLiteStore
+from course.durable.guard import NeedsReconcile, guarded
+from course.durable.idempotency import CorruptRecord, RecordExists, SQLiteStore
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -30,7 +30,7 @@ def durable(request, tmp_path):
     else:
         import psycopg
 
-        from course.idempotency_pg import PostgresStore
+        from course.durable.idempotency_pg import PostgresStore
 
         uri = request.getfixturevalue("postgres_uri")
         store = PostgresStore(uri)

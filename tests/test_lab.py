@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from course.lab import REPO, first_notebook, lab_command
+from course.classroom.lab import REPO, first_notebook, lab_command
 
 
 def test_first_notebook_is_the_earliest_week_with_one(tmp_path):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from course.lease import (
+from course.durable.lease import (
     InProgressElsewhere,
     PostgresLeases,
     SQLiteLeases,

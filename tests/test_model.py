@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from course.model import ScriptedChatModel, ScriptExhausted
+from course.cloudwave.model import ScriptedChatModel, ScriptExhausted
 
 
 def test_replies_in_order_with_tool_calls_and_records_what_it_was_asked():

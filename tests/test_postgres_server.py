@@ -1,4 +1,4 @@
-"""The throwaway PostgreSQL (course.postgres) and the session fixture built on it."""
+"""The throwaway PostgreSQL (course.storage.postgres) and the session fixture built on it."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_fresh_databases_are_separate_and_can_be_dropped(postgres):
 def test_stop_ends_the_server_and_removes_its_folder_but_not_from_a_child():
     import psycopg
 
-    from course.postgres import TempPostgres
+    from course.storage.postgres import TempPostgres
 
     server = TempPostgres.start()
     try:

@@ -7,11 +7,10 @@ import sqlite3
 
 import pytest
 
-from course.billing import KeyInUse, ProviderTimeout, RateLimited, ResponseLost
 from course.crash import CrashHarness
-from course.guard import NeedsReconcile
-from course.idempotency import CorruptRecord
-from course.recovery import (
+from course.durable.guard import NeedsReconcile
+from course.durable.idempotency import CorruptRecord
+from course.durable.recovery import (
     BudgetExhausted,
     Decision,
     Recovery,
@@ -20,6 +19,7 @@ from course.recovery import (
     diagnose_checkpoints,
     select_recovery,
 )
+from course.world.billing import KeyInUse, ProviderTimeout, RateLimited, ResponseLost
 
 
 # ------------------------------------------------------------------ the policy

@@ -19,8 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course import grading
-from course.checks import (
+from course.classroom.lab import first_notebook
+from course.grading import autograde as grading
+from course.grading.checks import (
     DiesAfter,
     NotPortable,
     Spy,
@@ -30,7 +31,6 @@ from course.checks import (
     portable_source,
     run_forked,
 )
-from course.lab import first_notebook
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "solutions" / "week5" / "week5.ipynb"
@@ -207,7 +207,7 @@ def _keyless_and_tampered(source: Path, target: Path) -> Path:
 GRADE_IN_A_PROCESS = """
 import json, sys
 from pathlib import Path
-from course import grading
+from course.grading import autograde as grading
 week, repo, timeout_s, folders = json.loads(sys.argv[1])
 reports = grading.grade(week, {k: Path(v) for k, v in folders.items()}, repo=Path(repo),
                         timeout_s=timeout_s)
@@ -371,3 +371,19 @@ def test_a_looping_or_dying_notebook_gets_a_clear_message_and_grading_goes_on(pi
     dead = reports["dying"]
     assert dead["kernel_died"] and dead["summary"] == "week9: 0/2"
     assert "KERNEL DIED" in "\n".join(dead["lines"])
+
+
+def test_make_check_without_a_week_grades_every_week_and_ends_with_a_total(monkeypatch, capsys):
+    """The summary arithmetic of ``make check`` with no WEEK (nbgrader itself is stubbed here:
+    the pipeline tests above grade for real)."""
+    def fake_graded(week, folder, args):
+        tests = [grading.CellResult(f"t{week}", "ex", 4, 4 if week == 5 else 1, "")]
+        return {"student": grading.Report(week=week, student="student", submission=folder,
+                                          tests=tests)}
+
+    monkeypatch.setattr(grading, "weeks_with_notebooks", lambda repo=REPO: [1, 5])
+    monkeypatch.setattr(grading, "_graded", fake_graded)
+    assert grading.main([]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-3:] == ["week1: 1/4", "week5: 4/4", "total: 5/8"]
+    assert 5 in grading.weeks_with_notebooks()

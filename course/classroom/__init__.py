@@ -9,27 +9,37 @@
 - :func:`timeline_figure`, :func:`compounding_figure`: the two pictures as
   matplotlib Figures (save them with ``figure.savefig(path)``; no display needed).
 
+May import: every layer below (it shows worlds, graphs and crashes). The names
+below are imported on first use, so ``python -m course.classroom.lab`` starts fast.
+
+- :mod:`course.classroom.lab`: ``make lab``, JupyterLab on the course.
+
 Widgets work without a front end (``nbclient``, tests): they are created and
 updated, and every number they show is also an attribute.
 """
 
-from course.classroom.compounding import (
-    CompoundingExplorer,
-    compounding_figure,
-    simulate_curve,
-    simulate_success,
-    success_rate,
-)
-from course.classroom.crashlab import CrashLab, verdict_line
-from course.classroom.timeline import timeline_figure
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "CompoundingExplorer",
-    "CrashLab",
-    "compounding_figure",
-    "simulate_curve",
-    "simulate_success",
-    "success_rate",
-    "timeline_figure",
-    "verdict_line",
-]
+_HOMES = {
+    "CompoundingExplorer": "compounding",
+    "compounding_figure": "compounding",
+    "simulate_curve": "compounding",
+    "simulate_success": "compounding",
+    "success_rate": "compounding",
+    "CrashLab": "crashlab",
+    "verdict_line": "crashlab",
+    "timeline_figure": "timeline",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'course.classroom' has no attribute {name!r}")
+    return getattr(import_module(f"course.classroom.{_HOMES[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

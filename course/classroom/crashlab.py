@@ -3,7 +3,7 @@
 Promises:
 - :class:`CrashLab` shows three dropdowns (node, crash point, graph) and a Run
   button; below them a status line, a one-line verdict, the ledger (and the
-  charges with their keys) as :class:`course.table.Table` HTML, and a timeline
+  charges with their keys) as :class:`course.base.table.Table` HTML, and a timeline
   picture of the last run (:func:`course.classroom.timeline.timeline_figure`).
 - :meth:`CrashLab.run` is the button in plain Python: it runs one scenario with
   :class:`course.crash.CrashHarness` (real SIGKILL in a forked worker, resume in
@@ -35,13 +35,13 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from course.base.crashpoints import POINTS
+from course.base.table import Table
 from course.classroom._render import png_bytes
 from course.classroom.timeline import timeline_figure
+from course.cloudwave.graph import LINEAR_FLOW
 from course.crash import CrashHarness, ScenarioResult
-from course.crashpoints import POINTS
-from course.graph import LINEAR_FLOW
-from course.lease import process_alive
-from course.table import Table
+from course.durable.lease import process_alive
 from course.world import World
 
 NODES = LINEAR_FLOW  # parse, retrieve, charge, email

@@ -24,8 +24,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch, Patch
 
 from course.classroom._render import new_figure
+from course.cloudwave.graph import LINEAR_FLOW
 from course.crash import Attempt, ScenarioResult
-from course.graph import LINEAR_FLOW
 
 STAGES = ("before_effect", "after_effect", "after_checkpoint")
 FILL = ("#fbe7a1", "#f5a65b", "#8fd19e")  # started / effect done, not saved / checkpointed

@@ -1,5 +1,7 @@
 """The crash harness: real SIGKILLs at named points, then resume in another process.
 
+May import: every floor below (it runs CloudWave graphs against a world).
+
 See :mod:`course.crash.harness` for the machinery and ``python -m course.crash``
 for the command line (``matrix``).
 """

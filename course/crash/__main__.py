@@ -12,10 +12,10 @@ import sys
 
 from tqdm import tqdm
 
+from course.base.crashpoints import POINTS
+from course.base.table import Table
+from course.cloudwave.graph import LINEAR_FLOW
 from course.crash.harness import CrashHarness
-from course.crashpoints import POINTS
-from course.graph import LINEAR_FLOW
-from course.table import Table
 
 
 def matrix(graph: str, nodes: tuple[str, ...] = LINEAR_FLOW, root: str | None = None,

@@ -13,15 +13,15 @@
 3. **The winner** takes the lease over from the dead worker, waits until every
    other resumer has had its answer (that keeps the race as tight as it can
    be), and resumes: ``graph.invoke(None, config, durability="sync")``. When
-   the guard stops it with :class:`~course.guard.NeedsReconcile`, it asks the
-   provider about the key (:func:`~course.guard.reconcile`) and resumes again.
+   the guard stops it with :class:`~course.durable.guard.NeedsReconcile`, it asks the
+   provider about the key (:func:`~course.durable.guard.reconcile`) and resumes again.
    Then it gives the lease back.
-4. **The others** get :class:`~course.lease.InProgressElsewhere`: the outcome
+4. **The others** get :class:`~course.durable.lease.InProgressElsewhere`: the outcome
    ``in_progress_elsewhere`` with its message, not a crash.
 
 Two stores: ``"sqlite"`` (SqliteSaver, SQLite guard records and leases, all
 files in the run folder) and ``"postgres"`` (PostgresSaver, :class:`~course.
-idempotency_pg.PostgresStore` and :class:`~course.lease.PostgresLeases` on the
+idempotency_pg.PostgresStore` and :class:`~course.durable.lease.PostgresLeases` on the
 server given by ``conninfo``). The billing simulator and the mail vendor are
 SQLite files in both cases: they are the outside world.
 
@@ -47,15 +47,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course import crashpoints
-from course.billing import KeyInUse
+from course.base import crashpoints
+from course.base.table import Table
+from course.cloudwave.nodes import DEFAULT_MESSAGE
 from course.crash.harness import Factory, resolve_factory
 from course.crash.resume import become_worker, reconcile_pending, thread_finished
-from course.guard import NeedsReconcile
-from course.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
-from course.nodes import DEFAULT_MESSAGE
-from course.table import Table
+from course.durable.guard import NeedsReconcile
+from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
 from course.world import World
+from course.world.billing import KeyInUse
 
 STORES = ("sqlite", "postgres")
 OUTCOMES = ("resumed", "in_progress_elsewhere", "nothing_to_do", "error", "killed")
@@ -199,7 +199,7 @@ class _Backend:
     def prepare(self) -> None:
         """Create tables once, in the parent, so the racing children only read and write."""
         if self.store == "postgres":
-            from course.idempotency_pg import PostgresStore
+            from course.durable.idempotency_pg import PostgresStore
 
             with self._pg_saver() as saver:
                 saver.setup()
@@ -209,7 +209,7 @@ class _Backend:
     def world(self) -> World:
         world = World(self.run_dir, **PROVIDER)
         if self.store == "postgres":
-            from course.idempotency_pg import PostgresStore
+            from course.durable.idempotency_pg import PostgresStore
 
             world.records.close()
             world.records = PostgresStore(self.conninfo)
@@ -248,7 +248,7 @@ class _Backend:
     def leases(self) -> LeaseStore:
         if self.store == "sqlite":
             return SQLiteLeases(self.run_dir / "leases.db")
-        from course.lease import PostgresLeases
+        from course.durable.lease import PostgresLeases
 
         return PostgresLeases(self.conninfo)
 

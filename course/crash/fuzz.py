@@ -68,8 +68,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from course.base.table import Table
 from course.crash.harness import CrashHarness, EffectVerdicts, ScenarioResult, resolve_factory
-from course.table import Table
 
 OVERSHOOT = 1.15  # uniform draws reach this far past the typical end of a worker
 BIAS = 0.5  # share of draws inside the window where the graph runs

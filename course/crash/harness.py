@@ -12,7 +12,7 @@ How one scenario goes (:meth:`CrashHarness.run`):
    middle of a checkpoint write.
 3. Later attempts are unarmed workers on the same thread id: they resume from
    the last checkpoint (``invoke(None, config)``). A worker that stops on
-   :class:`~course.guard.NeedsReconcile` is followed by a reconciliation in the
+   :class:`~course.durable.guard.NeedsReconcile` is followed by a reconciliation in the
    parent (ask the provider about the key) and another resume.
 4. When a worker completes, the ledger is read.
 
@@ -61,12 +61,12 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from course import crashpoints
-from course.billing import KeyInUse
+from course.base import crashpoints
+from course.cloudwave.nodes import DEFAULT_MESSAGE, GRAPHS
 from course.crash.resume import become_worker, reconcile_pending, thread_finished
-from course.guard import NeedsReconcile
-from course.nodes import DEFAULT_MESSAGE, GRAPHS
+from course.durable.guard import NeedsReconcile
 from course.world import World
+from course.world.billing import KeyInUse
 
 Factory = Callable[[World, Any], Any]
 

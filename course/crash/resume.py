@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from course import crashpoints
-from course.billing import KeyInUse
-from course.guard import reconcile
+from course.base import crashpoints
+from course.durable.guard import reconcile
 from course.world import World
+from course.world.billing import KeyInUse
 
 
 def become_worker(run_dir: Path) -> None:
@@ -43,7 +43,7 @@ def thread_finished(graph: Any, config: dict[str, Any]) -> bool:
 
 
 def reconcile_pending(world: World, session_id: str, step: str, *, poll_s: float) -> str:
-    """``course.guard.reconcile`` against the world, retried every ``poll_s`` while the
+    """``course.durable.guard.reconcile`` against the world, retried every ``poll_s`` while the
     provider answers :class:`KeyInUse` (the call is still being processed there)."""
     while True:
         try:

@@ -4,7 +4,7 @@
   missing). When it cannot be had, the tests skip with a one-line reason, except in
   CI (``CI=true``), where they fail: there they must run.
 - ``lab_server``: JupyterLab started exactly as ``make lab`` starts it (``python -m
-  course.lab``), on a free port on 127.0.0.1 with a random token, serving a
+  course.classroom.lab``), on a free port on 127.0.0.1 with a random token, serving a
   throwaway copy of the course taken when the session starts (Validate saves the
   notebook before it checks it; the repository must not change). Its kernels
   import that copy's ``course/``. Every Jupyter folder and setting is isolated
@@ -99,7 +99,7 @@ def lab_server(tmp_path_factory, artifacts: Path, chromium: str) -> Iterator[Lab
     env["PYTHONPATH"] = os.pathsep.join(  # kernels import the copied course/, like the files
         filter(None, [str(course), env.get("PYTHONPATH")]))
     port, token = free_port(), secrets.token_urlsafe(24)
-    command = [sys.executable, "-m", "course.lab", "--no-browser", *lab_args(port, token)]
+    command = [sys.executable, "-m", "course.classroom.lab", "--no-browser", *lab_args(port, token)]
     server = LabServer.start(command, cwd=course, env=env, port=port, token=token,
                              log_path=artifacts / "jupyterlab-server.log")
     try:

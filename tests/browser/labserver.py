@@ -10,7 +10,7 @@ Promises:
   grading state) to ``dest``, so Run All and the Validate button (which saves the
   notebook first) never write into the repository.
 - ``LabServer.start(command, ...)`` runs a command that starts JupyterLab (``python
-  -m course.lab ...`` or ``make lab ...``) in its own process group, logs its output
+  -m course.classroom.lab ...`` or ``make lab ...``) in its own process group, logs its output
   to a file, and returns once ``/api/status`` answers; it raises with the log's tail
   if the server exits or does not answer in time. ``stop()`` deletes the sessions
   through the REST API and ends the whole process group.
@@ -64,7 +64,7 @@ def free_port() -> int:
 
 
 def lab_args(port: int, token: str) -> list[str]:
-    """Arguments for ``python -m course.lab`` / ``make lab``: this port, 127.0.0.1, this token."""
+    """Arguments for ``make lab`` (``python -m course.classroom.lab``): port, 127.0.0.1, token."""
     return [f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
             f"--IdentityProvider.token={token}"]
 

@@ -30,7 +30,7 @@ import pytest
 from labpage import LabPage, write_timings
 from labserver import REPO, LabServer, free_port, isolated_env, lab_args
 
-from course.lab import first_notebook
+from course.classroom.lab import first_notebook
 
 pytestmark = pytest.mark.browser
 

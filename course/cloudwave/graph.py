@@ -20,7 +20,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from course import crashpoints
+from course.base import crashpoints
 
 Node = Callable[[dict[str, Any], Any], dict[str, Any]]
 

@@ -1,4 +1,4 @@
-"""``python -m course.lab``: open JupyterLab on the course (what ``make lab`` runs).
+"""``python -m course.classroom.lab``: open JupyterLab on the course (what ``make lab`` runs).
 
 Serves the repository root, opens the first week that exists (``week1/`` …
 ``week6/``), and adds ``--allow-root`` when run as root (JupyterLab refuses
@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def first_notebook(repo: Path = REPO) -> Path | None:

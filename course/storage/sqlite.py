@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from course.connections import PerThreadConnections
+from course.storage.connections import PerThreadConnections
 
 
 def connect(path: str | Path, *, busy_timeout_ms: int = 10_000) -> sqlite3.Connection:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from course.billing import KEY_MAX_CHARS, InvalidRequest
-from course.sqlite_util import SqliteBacked, transaction
+from course.storage.sqlite import SqliteBacked, transaction
+from course.world.billing import KEY_MAX_CHARS, InvalidRequest
 
 _MAIL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS mail (

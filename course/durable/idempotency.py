@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from course.sqlite_util import SqliteBacked, transaction
+from course.storage.sqlite import SqliteBacked, transaction
 
 Status = Literal["in_flight", "done"]
 

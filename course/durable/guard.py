@@ -27,7 +27,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from course.idempotency import IdempotencyStore, RecordExists, StepRecord
+from course.durable.idempotency import IdempotencyStore, RecordExists, StepRecord
 
 
 class NeedsReconcile(Exception):

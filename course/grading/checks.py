@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from course import crashpoints
+from course.base import crashpoints
 
 
 class NotPortable(Exception):

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course.sqlite_util import SqliteBacked, transaction
+from course.storage.sqlite import SqliteBacked, transaction
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ class PostgresLeases(LeaseStore):
     def __init__(self, conninfo: str, *, schema: str | None = None) -> None:
         from psycopg import sql
 
-        from course.idempotency_pg import PgConnections, qualified
+        from course.durable.idempotency_pg import PgConnections, qualified
 
         self._sql_mod = sql
         self._pg = PgConnections(conninfo)

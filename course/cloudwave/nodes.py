@@ -1,6 +1,6 @@
 """Reference CloudWave nodes, naive and keyed, and the graphs built from them.
 
-Every node is ``node(state, world) -> dict`` (see :mod:`course.graph`).
+Every node is ``node(state, world) -> dict`` (see :mod:`course.cloudwave.graph`).
 
 - :func:`parse` reads the customer's message (a deterministic stand-in for the
   model: week 2 swaps in the scripted chat model).
@@ -8,7 +8,7 @@ Every node is ``node(state, world) -> dict`` (see :mod:`course.graph`).
 - ``charge_*``/``refund_*``/``email_*`` act on the world. The ``naive`` ones
   send no key, so a re-run after a crash repeats the effect. The ``keyed`` ones
   derive every key from the thread, the node and the business object (never
-  from time or randomness), and go through :func:`course.guard.guarded`.
+  from time or randomness), and go through :func:`course.durable.guard.guarded`.
 
 :func:`naive_graph` and :func:`keyed_graph` have the signature the crash
 harness expects: ``factory(world, checkpointer) -> compiled graph``.
@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from course.catalogue import CUSTOMERS, INVOICES, subscription_of
-from course.graph import build_graph
-from course.guard import guarded, readable_key
+from course.cloudwave.graph import build_graph
+from course.durable.guard import guarded, readable_key
+from course.world.catalogue import CUSTOMERS, INVOICES, subscription_of
 
 _INVOICE = re.compile(r"\binv_\d+\b")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")

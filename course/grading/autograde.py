@@ -1,6 +1,6 @@
-"""``python -m course.grading --week 5 [--submission DIR]``: grade a week like the instructor.
+"""``python -m course.grading [--week 5 [--submission DIR]]``: grade like the instructor.
 
-What ``make check WEEK=N [SUBMISSION=DIR]`` runs. It promises:
+What ``make check [WEEK=N [SUBMISSION=DIR]]`` runs. It promises:
 
 - Grading is nbgrader's own: ``generate_assignment`` from ``solutions/weekN``
   (which records every test cell, hidden ones included, in a gradebook), then
@@ -17,6 +17,9 @@ What ``make check WEEK=N [SUBMISSION=DIR]`` runs. It promises:
 - The last line is exactly ``weekN: <earned>/<total>``, where ``<total>`` counts
   the autograded tests. Written answers (manually graded cells) are listed with
   their points, to be graded by a person.
+- Without ``--week`` it grades every week that has a source notebook, each from
+  its ``weekN/`` folder, and ends with a ``summary``: one ``weekN: x/y`` line per
+  week and a last line ``total: x/y``.
 - Bad input (no such week, a missing folder, a folder without the notebook, a
   notebook file that is not valid) gets a one-line explanation and exit status
   2; nothing is graded. A notebook whose kernel dies while it is graded is
@@ -45,7 +48,7 @@ from pathlib import Path
 
 import nbformat
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"
 
 
@@ -362,30 +365,68 @@ def main(argv: list[str] | None = None) -> int:
                         help="build the throwaway course in DIR and keep it (to inspect)")
     args = parser.parse_args(argv)
     if args.release:
-        weeks = [args.week] if args.week else sorted(
-            int(p.name[4:]) for p in (REPO / "solutions").glob("week*")
-            if p.name[4:].isdigit() and any(p.glob("*.ipynb")))
         try:
-            for week in weeks:
+            for week in [args.week] if args.week else weeks_with_notebooks():
                 print(f"released {_shown(release(week))}", flush=True)
         except GradingError as error:
             print(f"make release: {error}", file=sys.stderr)
             return 2
         return 0
     if args.week is None:
-        parser.error("say which week to grade, e.g. --week 5 (make check WEEK=5)")
-    folder = args.submission or REPO / f"week{args.week}"
+        if args.submission is not None:
+            parser.error("--submission needs --week (make check WEEK=5 SUBMISSION=dir)")
+        return _check_every_week(args)
+    return _check_one_week(args.week, args.submission or REPO / f"week{args.week}", args)
+
+
+def weeks_with_notebooks(repo: Path = REPO) -> list[int]:
+    """Every week whose source notebook exists in ``solutions/``, in order."""
+    return sorted(int(p.name[4:]) for p in (repo / "solutions").glob("week*")
+                  if p.name[4:].isdigit() and any(p.glob("*.ipynb")))
+
+
+def _check_one_week(week: int, folder: Path, args: argparse.Namespace) -> int:
+    reports = _graded(week, folder, args)
+    if reports is None:
+        return 2
+    print("\n".join(reports["student"].lines()), flush=True)
+    return 0
+
+
+def _check_every_week(args: argparse.Namespace) -> int:
+    """``make check`` with no WEEK: every week with a notebook, then one line per week and a total."""
+    totals: list[tuple[int, Report | None]] = []
+    for week in weeks_with_notebooks():
+        folder = REPO / f"week{week}"
+        reports = _graded(week, folder, args)
+        if reports is not None:
+            print("\n".join(reports["student"].lines()), flush=True)
+        totals.append((week, reports["student"] if reports else None))
+    print("\nsummary", flush=True)
+    earned = total = 0.0
+    for week, report in totals:
+        if report is None:
+            print(f"week{week}: not graded (see above)")
+            continue
+        earned += report.earned
+        total += report.total
+        print(f"week{week}: {_num(report.earned)}/{_num(report.total)}")
+    print(f"total: {_num(earned)}/{_num(total)}", flush=True)
+    return 0 if all(report is not None for _, report in totals) else 2
+
+
+def _graded(week: int, folder: Path, args: argparse.Namespace) -> dict[str, Report] | None:
+    """Grade one folder for ``make check``; None (after saying why) when it cannot be graded."""
     try:
-        check_request(args.week, [folder])
+        check_request(week, [folder])
     except GradingError as error:
         print(f"make check: {error}", file=sys.stderr)
-        return 2
+        return None
     print(f"nbgrader is running {_shown(folder)} (as saved on disk) in a fresh kernel with "
           "every test, hidden ones included; this takes about half a minute...", flush=True)
     with _stderr_to_file() as noise:
         try:
-            reports = grade(args.week, {"student": folder}, timeout_s=args.timeout,
-                            keep=args.keep)
+            reports = grade(week, {"student": folder}, timeout_s=args.timeout, keep=args.keep)
         except GradingError as error:
             failure = error
         else:
@@ -394,9 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         if "nbgrader" in str(failure):
             sys.stderr.write(noise.read_text()[-4000:])
         print(f"make check: {failure}", file=sys.stderr)
-        return 2
-    print("\n".join(reports["student"].lines()), flush=True)
-    return 0
+        return None
+    return reports
 
 
 @contextlib.contextmanager

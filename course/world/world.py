@@ -14,11 +14,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from course.billing import BillingSimulator
-from course.catalogue import CUSTOMERS, INVOICES
-from course.idempotency import SQLiteStore
-from course.mail import MailVendor, VendorWebhook
-from course.table import Table
+from course.base.table import Table
+from course.durable.idempotency import SQLiteStore
+from course.world.billing import BillingSimulator
+from course.world.catalogue import CUSTOMERS, INVOICES
+from course.world.mail import MailVendor, VendorWebhook
 
 
 class World:

@@ -1,18 +1,18 @@
 """The idempotency store on PostgreSQL (psycopg 3), for guards shared by many machines.
 
 :class:`PostgresStore` keeps the promises of
-:class:`~course.idempotency.IdempotencyStore` (it passes the same conformance
+:class:`~course.durable.idempotency.IdempotencyStore` (it passes the same conformance
 suite as the memory and SQLite stores):
 
 - :meth:`~PostgresStore.record_intent` is one atomic statement,
   ``INSERT ... ON CONFLICT DO NOTHING RETURNING``: of any number of processes
   racing for the same record exactly one gets the row back; the others get
-  :class:`~course.idempotency.RecordExists` with the winner's record. It
+  :class:`~course.durable.idempotency.RecordExists` with the winner's record. It
   returns only after the commit, so the intent is durable before the effect.
 - :meth:`~PostgresStore.record_result` turns ``in_flight`` into ``done`` in one
   conditional ``UPDATE``; a record that is missing or already done is refused.
 - A row that cannot be read back (unknown status, unreadable result) raises
-  :class:`~course.idempotency.CorruptRecord` naming the record.
+  :class:`~course.durable.idempotency.CorruptRecord` naming the record.
 
 Connections are opened lazily, one per process and thread, so a store created
 in a notebook or a test can be handed to ``fork()``-ed crash workers: a child
@@ -27,14 +27,14 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from course.connections import PerThreadConnections
-from course.idempotency import (
+from course.durable.idempotency import (
     IdempotencyStore,
     RecordExists,
     StepRecord,
     _encode_result,
     _row_to_record,
 )
+from course.storage.connections import PerThreadConnections
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {table} (

@@ -196,31 +196,28 @@ class Decision(NamedTuple):
 
 def classify_error(error: BaseException | str | None) -> str:
     """The policy's name for a failure: ``timeout``, ``rate_limit``, ``network``,
-    ``restart``, ``corrupt``, ``budget``, ``invalid_request``, or the exception's name."""
+    ``restart``, ``corrupt``, ``budget``, ``invalid_request``, or the exception's name.
+
+    An exception may name its own kind with a ``recovery_kind`` class attribute: that is
+    how the billing simulator's errors (one floor up, in :mod:`course.world`) are
+    classified without this module importing them."""
     if error is None:
         return "restart"  # the process died without telling us why (a kill, a preemption)
     if isinstance(error, str):
         return error
-    from course.billing import (
-        CardDeclined,
-        IdempotencyKeyMismatch,
-        InvalidRequest,
-        KeyInUse,
-        ProviderTimeout,
-        RateLimited,
-    )
-    from course.guard import GuardArgsMismatch, NeedsReconcile
-    from course.idempotency import CorruptRecord
+    from course.durable.guard import GuardArgsMismatch, NeedsReconcile
+    from course.durable.idempotency import CorruptRecord
 
+    declared = getattr(error, "recovery_kind", None)
+    if isinstance(declared, str):  # errors from the world below say what they are
+        return declared
     kinds: list[tuple[type | tuple[type, ...], str]] = [
-        ((RateLimited, KeyInUse), "rate_limit"),  # "try again in a moment"
-        ((ProviderTimeout, TimeoutError), "timeout"),
+        (TimeoutError, "timeout"),
         (ConnectionError, "network"),
         (NeedsReconcile, "restart"),  # a process died mid-step: reconcile, then resume
         ((CorruptRecord, sqlite3.DatabaseError), "corrupt"),
         (BudgetExhausted, "budget"),
-        ((InvalidRequest, IdempotencyKeyMismatch, GuardArgsMismatch, CardDeclined),
-         "invalid_request"),
+        (GuardArgsMismatch, "invalid_request"),
     ]
     for types, name in kinds:
         if isinstance(error, types):
@@ -265,5 +262,5 @@ def decide(
         reason = (f"resume: {error_type!r} is transient; invoke(None, config) on the same "
                   "thread_id continues from the last checkpoint")
         if error_type == "restart" and error is not None and not isinstance(error, str):
-            reason += " after reconciling the in-flight step (course.guard.reconcile)"
+            reason += " after reconciling the in-flight step (course.durable.guard.reconcile)"
     return Decision(recovery, reason)

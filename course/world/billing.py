@@ -37,8 +37,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from course.catalogue import CURRENCIES, CUSTOMERS, INVOICES, MAX_CENTS, SUBSCRIPTIONS
-from course.sqlite_util import SqliteBacked, transaction
+from course.storage.sqlite import SqliteBacked, transaction
+from course.world.catalogue import CURRENCIES, CUSTOMERS, INVOICES, MAX_CENTS, SUBSCRIPTIONS
 
 KEY_MAX_CHARS = 255
 KEY_RETENTION = timedelta(hours=24)
@@ -50,6 +50,7 @@ class BillingError(Exception):
     """Every error the provider returns. ``retryable`` says whether trying again is safe."""
 
     retryable = False
+    recovery_kind: str | None = None  # the kind course.durable.recovery gives this error
     code = "billing_error"
     # Did this call's effect happen? False: certainly not (a refusal). True: it did.
     # None: nobody knows (a timeout). The guard clears its intent only on False.
@@ -62,6 +63,7 @@ class BillingError(Exception):
 class InvalidRequest(BillingError):
     """The request was malformed; nothing was stored or charged."""
 
+    recovery_kind = "invalid_request"
     code = "invalid_request"
     effect_landed = False
 
@@ -69,6 +71,7 @@ class InvalidRequest(BillingError):
 class IdempotencyKeyMismatch(BillingError):
     """A key was reused with different parameters; nothing was charged."""
 
+    recovery_kind = "invalid_request"
     code = "idempotency_key_mismatch"
     effect_landed = False
 
@@ -76,6 +79,7 @@ class IdempotencyKeyMismatch(BillingError):
 class KeyInUse(BillingError):
     """Another request with the same key is still being processed. Retry later."""
 
+    recovery_kind = "rate_limit"
     retryable = True
     code = "idempotency_key_in_use"
     effect_landed = False
@@ -84,6 +88,7 @@ class KeyInUse(BillingError):
 class RateLimited(BillingError):
     """HTTP 429. Nothing happened; retry after a pause."""
 
+    recovery_kind = "rate_limit"
     retryable = True
     code = "rate_limited"
     effect_landed = False
@@ -92,6 +97,7 @@ class RateLimited(BillingError):
 class ProviderTimeout(BillingError):
     """No answer arrived. The call may or may not have happened: only a key makes a retry safe."""
 
+    recovery_kind = "timeout"
     retryable = True
     code = "timeout"
 
@@ -106,6 +112,7 @@ class ResponseLost(ProviderTimeout):
 class CardDeclined(BillingError):
     """The card was declined. Stored under the key and replayed like a success."""
 
+    recovery_kind = "invalid_request"
     code = "card_declined"
     effect_landed = False
 

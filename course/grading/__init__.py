@@ -1,0 +1,25 @@
+"""Grading: ``make check`` / ``make release`` and the helpers graded tests share.
+
+May import: every layer below (the graded tests build worlds, graphs and crashes).
+
+- :mod:`course.grading.checks`: what visible and hidden tests use: run a
+  function in a genuinely new interpreter, perturb clocks and randomness, fork
+  and kill, spy on a receiver (:func:`in_fresh_interpreter`, :func:`perturbed`,
+  :func:`run_forked`, :func:`kill_self`, :class:`Spy`, :class:`DiesAfter`).
+- :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
+  generate_assignment + autograde in a throwaway course folder.
+"""
+
+from course.grading.checks import (
+    DiesAfter,
+    NotPortable,
+    Spy,
+    in_fresh_interpreter,
+    kill_self,
+    perturbed,
+    portable_source,
+    run_forked,
+)
+
+__all__ = ["DiesAfter", "NotPortable", "Spy", "in_fresh_interpreter", "kill_self", "perturbed",
+           "portable_source", "run_forked"]
