@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from weeks import (
+    cells,
+    finish,
+    grade_in_a_process,
+    graded,
+    nbgrader_state_in_repo,
+    reports_of,
+    start_make_check,
+)
 
 from course.classroom.lab import first_notebook
 from course.grading import autograde as grading
@@ -42,27 +49,18 @@ pytestmark = [  # warnings from nbgrader's own code (gradebook, re-added cells):
 DOUBLE_CHARGE_TESTS = {"ex2_test_resume_does_not_double_charge", "ex7_kill_after_charge"}
 
 
-def _cells(path: Path) -> list:
-    return nbformat.read(path, as_version=4).cells
-
-
-def _graded(path: Path) -> dict[str, dict]:
-    return {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"] for c in _cells(path)
-            if c.metadata.get("nbgrader", {}).get("grade")}
-
-
 # ------------------------------------------------------------ the notebooks
 @pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["solution", "release"])
 def test_committed_notebooks_have_no_outputs(path):
-    for cell in _cells(path):
+    for cell in cells(path):
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, cell.source[:60]
 
 
 def test_every_exercise_has_visible_and_hidden_tests_with_points():
-    cells = _cells(SOURCE)
+    source_cells = cells(SOURCE)
     tests = {}
-    for cell in cells:
+    for cell in source_cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("grade") and not meta.get("solution"):
             assert meta["locked"] and meta["schema_version"] == 3 and meta["points"] > 0
@@ -71,18 +69,17 @@ def test_every_exercise_has_visible_and_hidden_tests_with_points():
             tests.setdefault(exercise, set()).add(hidden)
     assert sorted(tests) == [f"Exercise {n}" for n in range(1, 8)]
     assert all(kinds == {True, False} for kinds in tests.values()), tests
-    ids = [c.metadata["nbgrader"]["grade_id"] for c in cells if "nbgrader" in c.metadata]
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in source_cells if "nbgrader" in c.metadata]
     assert len(ids) == len(set(ids)), "grade ids must be unique"
-    written = [c for c in cells if c.metadata.get("nbgrader", {}).get("grade")
+    written = [c for c in source_cells if c.metadata.get("nbgrader", {}).get("grade")
                and c.metadata["nbgrader"]["solution"]]
     assert [(c.cell_type, c.metadata["nbgrader"]["points"]) for c in written] == [
         ("markdown", 2)] * 3
-    graded = _graded(SOURCE)
-    assert sum(g["points"] for g in graded.values() if not g["solution"]) == 52
+    assert sum(g["points"] for g in graded(SOURCE).values() if not g["solution"]) == 52
 
 
 def test_the_customers_test_is_there_by_name():
-    sources = [c.source for c in _cells(RELEASE)]
+    sources = [c.source for c in cells(RELEASE)]
     assert any("def test_resume_does_not_double_charge():" in s for s in sources)
 
 
@@ -92,7 +89,7 @@ def test_the_release_hides_solutions_hidden_tests_and_model_answers():
                    "Four nodes write to the outside world"):
         assert secret not in text, secret
     assert text.count("raise NotImplementedError()") >= 7
-    assert _graded(RELEASE).keys() == _graded(SOURCE).keys()
+    assert graded(RELEASE).keys() == graded(SOURCE).keys()
 
 
 def test_nbgrader_config_points_at_solutions_and_the_repo_root():
@@ -204,39 +201,6 @@ def _keyless_and_tampered(source: Path, target: Path) -> Path:
     return target
 
 
-GRADE_IN_A_PROCESS = """
-import json, sys
-from pathlib import Path
-from course.grading import autograde as grading
-week, repo, timeout_s, folders = json.loads(sys.argv[1])
-reports = grading.grade(week, {k: Path(v) for k, v in folders.items()}, repo=Path(repo),
-                        timeout_s=timeout_s)
-print("REPORTS " + json.dumps({name: {
-    "summary": r.summary(), "earned": r.earned, "lines": r.lines(),
-    "kernel_died": r.kernel_died,
-    "failed": {t.grade_id: {"message": t.message, "timed_out": t.timed_out,
-                            "points": t.points} for t in r.failed()},
-} for name, r in reports.items()}))
-"""
-
-
-def _start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, *args], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def _grade_in_a_process(week: int, folders: dict[str, Path], repo: Path = REPO,
-                        timeout_s: int | None = None) -> subprocess.Popen:
-    job = json.dumps([week, str(repo), timeout_s, {k: str(v) for k, v in folders.items()}])
-    return _start("-c", GRADE_IN_A_PROCESS, job)
-
-
-def _reports_of(done: subprocess.CompletedProcess) -> dict:
-    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("REPORTS ")), None)
-    assert line, done.stderr[-3000:]
-    return json.loads(line.removeprefix("REPORTS "))
-
-
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     """Every grading this module checks, three at a time (each is mostly a kernel running a
@@ -247,27 +211,16 @@ def pipeline(tmp_path_factory):
     root = tmp_path_factory.mktemp("week5-grading")
     keyless = _keyless_and_tampered(SOURCE, root / "keyless")
     tiny_repo, tiny_folders = _tiny_week(root / "tiny")
-    before = _nbgrader_state_in_repo()
-    jobs = {"blank": _start("-m", "course.grading", "--week", "5"),
-            "tiny": _grade_in_a_process(9, tiny_folders, repo=tiny_repo, timeout_s=3)}
+    before = nbgrader_state_in_repo()
+    jobs = {"blank": start_make_check(5),
+            "tiny": grade_in_a_process(9, tiny_folders, repo=tiny_repo, timeout_s=3)}
     try:
         reports = grading.grade(5, {"solution": SOURCE.parent, "keyless": keyless},
                                 keep=root / "course")
-        done = {}
-        for name, job in jobs.items():
-            out, err = job.communicate(timeout=600)
-            done[name] = subprocess.CompletedProcess(job.args, job.returncode, out, err)
     finally:
-        for job in jobs.values():
-            if job.poll() is None:
-                job.kill()
-    assert _nbgrader_state_in_repo() == before, "grading wrote nbgrader files into the repo"
+        done = finish(jobs)
+    assert nbgrader_state_in_repo() == before, "grading wrote nbgrader files into the repo"
     return {"course": root / "course", **reports, **done}
-
-
-def _nbgrader_state_in_repo() -> dict[str, float | None]:
-    names = ("gradebook.db", "submitted", "autograded", "feedback")
-    return {n: (REPO / n).stat().st_mtime if (REPO / n).exists() else None for n in names}
 
 
 @pytest.mark.slow
@@ -358,7 +311,7 @@ def _tiny_week(root: Path) -> tuple[Path, dict[str, Path]]:
 
 @pytest.mark.slow
 def test_a_looping_or_dying_notebook_gets_a_clear_message_and_grading_goes_on(pipeline):
-    reports = _reports_of(pipeline["tiny"])
+    reports = reports_of(pipeline["tiny"])
     stuck = reports["looping"]
     assert stuck["summary"] == "week9: 1/2"  # the cell after the stopped one still ran
     assert list(stuck["failed"]) == ["uses_answer"]
@@ -376,13 +329,13 @@ def test_a_looping_or_dying_notebook_gets_a_clear_message_and_grading_goes_on(pi
 def test_make_check_without_a_week_grades_every_week_and_ends_with_a_total(monkeypatch, capsys):
     """The summary arithmetic of ``make check`` with no WEEK (nbgrader itself is stubbed here:
     the pipeline tests above grade for real)."""
-    def fake_graded(week, folder, args):
+    def fake_grading(week, folder, args):
         tests = [grading.CellResult(f"t{week}", "ex", 4, 4 if week == 5 else 1, "")]
         return {"student": grading.Report(week=week, student="student", submission=folder,
                                           tests=tests)}
 
     monkeypatch.setattr(grading, "weeks_with_notebooks", lambda repo=REPO: [1, 5])
-    monkeypatch.setattr(grading, "_graded", fake_graded)
+    monkeypatch.setattr(grading, "_graded", fake_grading)
     assert grading.main([]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-3:] == ["week1: 1/4", "week5: 4/4", "total: 5/8"]

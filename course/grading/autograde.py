@@ -394,7 +394,7 @@ def _check_one_week(week: int, folder: Path, args: argparse.Namespace) -> int:
 
 
 def _check_every_week(args: argparse.Namespace) -> int:
-    """``make check`` with no WEEK: every week with a notebook, then one line per week and a total."""
+    """``make check`` with no WEEK: grade every week, one line per week, then a total."""
     totals: list[tuple[int, Report | None]] = []
     for week in weeks_with_notebooks():
         folder = REPO / f"week{week}"

@@ -1,0 +1,142 @@
+"""What every week's notebook tests share: read the nbgrader metadata, build wrong answers,
+grade in a background process, and check nbgrader left nothing in the repository.
+
+A week's test module (``tests/test_weekN.py``) follows week 5's pattern: one module-scoped
+``pipeline`` fixture runs ``make check WEEK=N`` on the untouched release in a background
+process while this process grades the solution and every known-wrong answer in ONE
+nbgrader run (:func:`course.grading.autograde.grade`), keeping its course folder; the
+tests then read the reports, the regenerated release and the executed solution.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+
+GRADE_IN_A_PROCESS = """
+import json, sys
+from pathlib import Path
+from course.grading import autograde as grading
+week, repo, timeout_s, folders = json.loads(sys.argv[1])
+reports = grading.grade(week, {k: Path(v) for k, v in folders.items()}, repo=Path(repo),
+                        timeout_s=timeout_s)
+print("REPORTS " + json.dumps({name: {
+    "summary": r.summary(), "earned": r.earned, "lines": r.lines(),
+    "kernel_died": r.kernel_died,
+    "failed": {t.grade_id: {"message": t.message, "timed_out": t.timed_out,
+                            "points": t.points} for t in r.failed()},
+} for name, r in reports.items()}))
+"""
+
+
+def cells(path: Path) -> list:
+    return nbformat.read(path, as_version=4).cells
+
+
+def graded(path: Path) -> dict[str, dict]:
+    """``{grade_id: nbgrader metadata}`` of every graded cell (tests and written answers)."""
+    return {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"] for c in cells(path)
+            if c.metadata.get("nbgrader", {}).get("grade")}
+
+
+def autograded_points(path: Path) -> float:
+    return sum(g["points"] for g in graded(path).values() if not g["solution"])
+
+
+def code_cells_with_outputs(path: Path) -> list[str]:
+    """The first line of every code cell that carries an output or an execution count."""
+    return [c.source[:60] for c in cells(path)
+            if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+
+
+def exercises_and_test_kinds(path: Path) -> dict[str, set[bool]]:
+    """``{"Exercise N": {visible?, hidden?}}`` from the test cells' first line
+    (``# Exercise N, ...``) and their ``### BEGIN HIDDEN TESTS`` markers."""
+    kinds: dict[str, set[bool]] = {}
+    for cell in cells(path):
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            exercise = cell.source.split(",")[0].removeprefix("# ")
+            kinds.setdefault(exercise, set()).add("### BEGIN HIDDEN TESTS" in cell.source)
+    return kinds
+
+
+def wrong_answer(source: Path, target: Path,
+                 edits: Mapping[str, str | Callable[[str], str]]) -> Path:
+    """A submission folder made from the solution notebook with some cells changed:
+    ``{grade_id: new source, or a function of the old source}``. Every grade id must exist."""
+    nb = nbformat.read(source, as_version=4)
+    found = set()
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in edits:
+            edit = edits[grade_id]
+            new = edit(cell.source) if callable(edit) else edit
+            assert new != cell.source, f"the wrong answer for {grade_id} changes nothing"
+            cell.source = new
+            found.add(grade_id)
+    assert found == set(edits), f"no such cells: {set(edits) - found}"
+    target.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target / source.name)
+    return target
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def start_make_check(week: int) -> subprocess.Popen:
+    """What ``make check WEEK=<week>`` runs, on the committed release, in the background."""
+    return start("-m", "course.grading", "--week", str(week))
+
+
+def grade_in_a_process(week: int, folders: dict[str, Path], repo: Path = REPO,
+                       timeout_s: int | None = None) -> subprocess.Popen:
+    job = json.dumps([week, str(repo), timeout_s, {k: str(v) for k, v in folders.items()}])
+    return start("-c", GRADE_IN_A_PROCESS, job)
+
+
+def finish(jobs: dict[str, subprocess.Popen], timeout_s: float = 600) -> dict:
+    """Wait for background jobs; ``{name: CompletedProcess}``. Kills any left running."""
+    done = {}
+    try:
+        for name, job in jobs.items():
+            out, err = job.communicate(timeout=timeout_s)
+            done[name] = subprocess.CompletedProcess(job.args, job.returncode, out, err)
+    finally:
+        for job in jobs.values():
+            if job.poll() is None:
+                job.kill()
+    return done
+
+
+def reports_of(done: subprocess.CompletedProcess) -> dict:
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("REPORTS ")), None)
+    assert line, done.stderr[-3000:]
+    return json.loads(line.removeprefix("REPORTS "))
+
+
+def nbgrader_state_in_repo() -> dict[str, float | None]:
+    names = ("gradebook.db", "submitted", "autograded", "feedback")
+    return {n: (REPO / n).stat().st_mtime if (REPO / n).exists() else None for n in names}
+
+
+def errors_in(executed: Path) -> list[tuple[str, str, str]]:
+    """(cell start, error name, message) of every error output in an executed notebook."""
+    return [(c.source[:50], o.get("ename"), o.get("evalue"))
+            for c in cells(executed) for o in c.get("outputs", [])
+            if o.get("output_type") == "error"]
+
+
+def output_text(executed: Path) -> str:
+    """Everything an executed notebook printed or displayed, as one string."""
+    return "\n".join(o.get("text", "") + json.dumps(o.get("data", {}))
+                     for c in cells(executed) for o in c.get("outputs", []))
