@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-EXTRAS ?= postgres,browser
+EXTRAS ?= postgres,agents,browser
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup lab test test-fast crashtest bench release check lint lock clean help
@@ -20,7 +20,7 @@ help:
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 		-c constraints.txt -e '.[$(EXTRAS)]'
@@ -29,8 +29,13 @@ $(STAMP): pyproject.toml constraints.txt
 lab: setup
 	$(BIN)/python -m course.classroom.lab $(LAB_ARGS)
 
+# Tests run in parallel, one file per worker at a time (a file's module fixtures, such as a
+# week's grading pipeline, run once); TEST_WORKERS=1 runs them in one process.
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
 test: setup
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 # The browser tests (tests/browser/) drive Debian's Chromium: installed here when
 # missing (as root with apt-get); otherwise the script says how and they skip.
@@ -40,7 +45,7 @@ browser-deps:
 test: browser-deps
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not slow and not browser"
+	$(PYTEST) -m "not slow and not browser"
 
 crashtest: setup
 	$(BIN)/python -m course.crash matrix --graph naive
@@ -60,15 +65,11 @@ check: setup
 	$(BIN)/python -m course.grading $(if $(WEEK),--week $(WEEK)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
 lint: setup
-	$(BIN)/ruff check course tests bench
+	$(BIN)/ruff check course tests bench scripts
 
-lock:
-	rm -rf /tmp/crash-resume-lock && $(PYTHON) -m venv /tmp/crash-resume-lock
-	/tmp/crash-resume-lock/bin/pip install --quiet -e '.[postgres,agents,browser]'
-	{ echo "# Pinned from a real resolve of '.[postgres,agents,browser]' on Python 3.11 (pip freeze)."; \
-	  echo "# make setup installs with -c constraints.txt; regenerate with 'make lock'."; \
-	  /tmp/crash-resume-lock/bin/pip freeze --exclude-editable | grep -v -i '^crash-resume-course'; \
-	} > constraints.txt
+# Resolves as an unprivileged user (a student is never root): scripts/lock.py.
+lock: setup
+	$(BIN)/python scripts/lock.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts bench/results \

@@ -32,7 +32,8 @@ def test_lab_command_serves_the_repo_passes_extra_arguments_and_opens_the_notebo
 
 
 def test_the_nbgrader_lab_extension_is_installed_and_enabled():
-    listing = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
+    # `python -m jupyterlab.labextensions` is `jupyter labextension` without a PATH lookup
+    listing = subprocess.run([sys.executable, "-m", "jupyterlab.labextensions", "list"],
                              capture_output=True, text=True, cwd=REPO, check=True)
     text = listing.stdout + listing.stderr
     line = next((ln for ln in text.splitlines() if "nbgrader" in ln), "")

@@ -38,7 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
-DEFAULT_ROOT_USER = "crashcourse-pg"
+from course.storage.accounts import (
+    DEFAULT_ACCOUNT,
+    NoUnprivilegedAccount,
+    current_or_unprivileged,
+    run_as,
+)
+
+DEFAULT_ROOT_USER = DEFAULT_ACCOUNT
 START_TIMEOUT_S = 60
 _SOCKET_PATH_MAX = 100  # sun_path is 104-108 bytes depending on the system
 _DB_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -65,12 +72,11 @@ class TempPostgres:
         source = find_bindir()
         base = _short_tempdir()
         try:
+            account = _server_account()
             if os.geteuid() == 0:
-                account = _server_account()
                 bindir = _mirror_binaries(source, base) if _is_bundled(source) else source
                 _chown_tree(base, account)
             else:
-                account = pwd.getpwuid(os.getuid())
                 bindir = source
             server = cls(base, bindir, account.pw_name)
             server._init_and_start(account, settings or {})
@@ -99,10 +105,7 @@ class TempPostgres:
 
     def _run(self, program: str, args: list[str], what: str) -> str:
         command = [str(self.bindir / program), *args]
-        kwargs: dict = {}
-        if os.geteuid() == 0:
-            account = pwd.getpwnam(self.os_user)
-            kwargs = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+        kwargs = run_as(pwd.getpwnam(self.os_user))
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "LANG": "C",
                "TZ": "UTC"}
         try:
@@ -271,35 +274,12 @@ def _link_or_copy(src: str | Path, dst: str | Path) -> None:
         shutil.copy2(src, dst)
 
 
-# ---------------------------------------------------------------------- accounts
 def _server_account() -> pwd.struct_passwd:
-    """The unprivileged account a root process runs PostgreSQL as."""
-    wanted = os.environ.get("COURSE_PG_USER")
-    if wanted:
-        try:
-            return pwd.getpwnam(wanted)
-        except KeyError:
-            raise PostgresUnavailable(f"COURSE_PG_USER={wanted!r} is not a user here") from None
-    with contextlib.suppress(KeyError):
-        return pwd.getpwnam(DEFAULT_ROOT_USER)
-    useradd = shutil.which("useradd") or next(
-        (p for p in ("/usr/sbin/useradd", "/sbin/useradd") if os.path.exists(p)), None)
-    problem = "useradd not found"
-    if useradd:
-        done = subprocess.run([useradd, "--system", "--user-group", "--no-create-home",
-                               "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
-                               "--comment", "throwaway PostgreSQL for the crash course",
-                               DEFAULT_ROOT_USER], capture_output=True, text=True)
-        problem = done.stderr.strip()
-    with contextlib.suppress(KeyError):  # created now, or by a parallel run a moment ago
-        return pwd.getpwnam(DEFAULT_ROOT_USER)
+    """Who the server runs as: you, or as root the course's unprivileged account."""
     try:
-        return pwd.getpwnam("nobody")
-    except KeyError:
-        raise PostgresUnavailable(
-            "running as root, PostgreSQL needs an unprivileged user: could not create "
-            f"{DEFAULT_ROOT_USER!r} ({problem}) and there is no 'nobody'; "
-            "set COURSE_PG_USER to an existing account") from None
+        return current_or_unprivileged()
+    except NoUnprivilegedAccount as error:
+        raise PostgresUnavailable(f"PostgreSQL refuses to run as root: {error}") from None
 
 
 def _chown_tree(path: Path, account: pwd.struct_passwd) -> None:

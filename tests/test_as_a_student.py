@@ -1,0 +1,105 @@
+"""A student is never root: resolve the pinned environment and run the fast tests as one.
+
+CI and most checks run as root, and root's pip can see packages a normal user's
+pip cannot (once a pin only root could install made ``make setup`` fail for every
+student). So ``make test`` does the student's part as an unprivileged account, the
+same one the throwaway Postgres server runs as (:mod:`course.storage.accounts`):
+
+1. a fresh copy of the repository's tracked files, owned by that account;
+2. a virtualenv made by that account from a Python it can run, and
+   ``pip install --dry-run -c constraints.txt -e '.[postgres,browser]'`` in it, with
+   a bare environment (no root configuration, no inherited ``PIP_*``);
+3. the fast tests (``-m "not slow and not browser"``) run by that account, with the
+   packages of this virtualenv read in place (``PYTHONPATH``, and ``JUPYTER_PATH`` for
+   the nbgrader extensions) by a Python of the same version it can run, Postgres
+   included. A full install as that account would take minutes; the dry run in step
+   2 already proves the account's pip finds every pin.
+
+As a normal user it is your own account, which is the point of the check. Where no
+unprivileged account or no Python it can run can be had, the test skips with one line.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from course.storage.accounts import (
+    NoUnprivilegedAccount,
+    current_or_unprivileged,
+    fresh_copy_for,
+    python_for,
+    run_bare,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+EXTRAS = "postgres,agents,browser"
+
+
+def _as(account: pwd.struct_passwd, command: list[str], *, cwd: Path, home: Path,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {"CI": os.environ["CI"]} if os.environ.get("CI") else {}
+    return run_bare(account, command, cwd=cwd, home=home, env={**env, **(extra_env or {})})
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory):
+    """(account, its home, a fresh copy of the repository it owns, a Python it can run)."""
+    try:
+        account = current_or_unprivileged()
+    except NoUnprivilegedAccount as error:
+        pytest.skip(f"no unprivileged account to test as: {error}")
+    home, clone = fresh_copy_for(account, REPO, "course-student-")
+    python = python_for(account, home)
+    if python is None:
+        shutil.rmtree(home.parent, ignore_errors=True)
+        pytest.skip(f"no Python {sys.version_info.major}.{sys.version_info.minor} that "
+                    f"{account.pw_name} can run")
+    yield account, home, clone, python
+    shutil.rmtree(home.parent, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_student_can_resolve_every_pin(student):
+    account, home, clone, python = student
+    made = _as(account, [python, "-m", "venv", str(home / "venv")], cwd=clone, home=home)
+    assert made.returncode == 0, made.stderr
+    resolved = _as(account, [str(home / "venv" / "bin" / "python"), "-m", "pip", "install",
+                             "--dry-run", "--quiet", "--disable-pip-version-check",
+                             "-c", "constraints.txt", "-e", f".[{EXTRAS}]"],
+                   cwd=clone, home=home)
+    assert resolved.returncode == 0, (
+        f"as {account.pw_name}, pip cannot install the pinned environment "
+        f"(constraints.txt pins something only root's pip can see?):\n"
+        f"{resolved.stderr.strip()[-3000:]}")
+
+
+@pytest.mark.slow
+def test_a_student_runs_the_fast_tests(student):
+    account, home, clone, python = student
+    site = sysconfig.get_paths()["purelib"]
+    reads = _as(account, [python, "-c", "import langgraph, nbgrader, pytest"], cwd=clone,
+                home=home, extra_env={"PYTHONPATH": site})
+    if reads.returncode != 0:
+        pytest.skip(f"{account.pw_name} cannot read this virtualenv's packages in {site} "
+                    f"(it lives in a private folder): {reads.stderr.strip().splitlines()[-1]}")
+    ran = _as(account, [python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        "-m", "not slow and not browser"],
+              cwd=clone, home=home,
+              extra_env={"PYTHONPATH": f"{clone}{os.pathsep}{site}", "PYTHONNOUSERSITE": "1",
+                         # where this virtualenv keeps Jupyter's extensions and their config
+                         "JUPYTER_PATH": f"{sys.prefix}/share/jupyter",
+                         "JUPYTER_CONFIG_PATH": f"{sys.prefix}/etc/jupyter"})
+    tail = "\n".join((ran.stdout + ran.stderr).strip().splitlines()[-15:])
+    assert ran.returncode == 0, f"the fast tests fail as {account.pw_name}:\n{tail}"
+    last = tail.splitlines()[-1]
+    assert " passed" in last, tail
+    if os.environ.get("CI"):  # in CI the student's Postgres tests must run, not skip
+        assert "skipped" not in last, tail
