@@ -139,6 +139,62 @@ def test_in_fresh_interpreter_catches_a_key_that_depends_on_the_process():
         portable_source(_reads_a_live_object)
 
 
+def _notebook_namespace(*sources: str) -> dict:
+    """A namespace as IPython leaves it: each cell executed, its source in ``In`` and in
+    linecache (where ``inspect.getsource`` finds a cell's functions)."""
+    import linecache
+
+    namespace = {"In": ["", *sources], "__name__": "__main__"}
+    for number, source in enumerate(sources, 1):
+        filename = f"<test-cell-{number}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+def test_in_fresh_interpreter_reruns_the_notebook_code_so_a_per_process_salt_changes():
+    cells = _notebook_namespace(
+        "import os, uuid\nSALT = uuid.uuid4().hex[:8]\nPID = os.getpid()\nPREFIX = 'cw'",
+        "def salted(state):\n    return f\"{PREFIX}:{state['thread_id']}:{SALT}\"",
+        "def by_pid(state):\n    return f\"{state['thread_id']}:{PID}\"",
+        "def honest(state):\n    return f\"{PREFIX}:{state['thread_id']}:charge\"")
+    state = {"thread_id": "t1"}
+    assert "SALT = uuid.uuid4().hex[:8]" in portable_source(cells["salted"])
+    assert in_fresh_interpreter(cells["salted"], state) != cells["salted"](state)
+    assert in_fresh_interpreter(cells["by_pid"], state) != cells["by_pid"](state)
+    assert in_fresh_interpreter(cells["honest"], state) == cells["honest"](state) == "cw:t1:charge"
+
+
+def test_perturbed_moves_every_clock_in_the_calling_thread_only():
+    import datetime
+    import threading
+    import time
+    from time import perf_counter
+
+    namespace = {"perf_counter": perf_counter}
+
+    def readings():
+        return (int(time.time()), time.time_ns() // 10**9, int(time.monotonic()),
+                time.monotonic_ns() // 10**9, int(time.perf_counter()),
+                int(namespace["perf_counter"]()), time.strftime("%Y%m%d%H"), time.ctime(),
+                time.asctime(), time.localtime().tm_yday, time.gmtime().tm_yday,
+                datetime.datetime.now().isoformat()[:13],
+                datetime.datetime.utcnow().isoformat()[:13],
+                datetime.datetime.today().isoformat()[:13], datetime.date.today().isoformat())
+
+    seen = {}
+    for seed in (1, 2):
+        with perturbed(namespace, seed=seed):
+            seen[seed] = readings()
+            elsewhere = []
+            other = threading.Thread(target=lambda box=elsewhere: box.append(time.monotonic()))
+            other.start()
+            other.join()
+        assert abs(elsewhere[0] - time.monotonic()) < 60  # other threads keep real time
+    assert all(a != b for a, b in zip(seen[1], seen[2], strict=True)), seen
+    assert namespace["perf_counter"] is perf_counter and time.perf_counter is perf_counter
+
+
 def test_perturbed_moves_the_clock_and_the_dice_and_puts_them_back():
     import time
     import uuid
