@@ -10,7 +10,7 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from course.cloudwave.nodes import keyed_graph
-from course.crash import CrashHarness
+from course.crash import CrashHarness, final_state
 from course.crash.harness import resolve_factory
 
 
@@ -110,3 +110,12 @@ def test_matrix_command(graph, last_line):
     assert any("charge" in line and "after_writes" in line for line in lines)
     assert any("charge" in line and "before_record" in line for line in lines) == (
         graph == "keyed")
+
+
+def test_final_state_tells_the_guards_record_from_the_providers_key_check():
+    harness = CrashHarness("keyed")
+    recorded = harness.run("charge", "after_effect")  # the guard had recorded the result
+    asked = harness.run("charge", "before_record")  # it had not: the provider answered
+    assert final_state(harness, recorded)["charge"]["replayed"] is False
+    assert final_state(harness, asked)["charge"]["replayed"] is True
+    assert final_state(harness, asked)["log"] == ["parse", "retrieve", "charge", "email"]
