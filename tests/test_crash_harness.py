@@ -119,3 +119,13 @@ def test_final_state_tells_the_guards_record_from_the_providers_key_check():
     assert final_state(harness, recorded)["charge"]["replayed"] is False
     assert final_state(harness, asked)["charge"]["replayed"] is True
     assert final_state(harness, asked)["log"] == ["parse", "retrieve", "charge", "email"]
+
+
+def test_the_fuzzers_windows_name_the_new_points():
+    """A kill's zone in the fuzz table is the last point its worker reached."""
+    from course.crash.fuzz import Outcome
+
+    harness = CrashHarness("keyed")
+    for node, point in (("charge", "before_record"), ("charge", "after_writes")):
+        outcome = Outcome.of(0, None, harness.run(node, point))
+        assert outcome.landed and outcome.zone == f"{node}/{point}"

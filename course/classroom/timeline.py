@@ -133,7 +133,7 @@ def timeline_figure(result: ScenarioResult) -> Figure:
     handles = [Patch(fc=FILL[i], ec="#555555", label=label) for i, label in
                enumerate(("started", "provider answered, guard not told",
                           "effect done, not saved", "write record saved", "checkpointed"))]
-    handles += [Patch(fc="white", ec=GREY, ls="--", label="skipped (checkpointed earlier)"),
+    handles += [Patch(fc="white", ec=GREY, ls="--", label="skipped (saved earlier)"),
                 Line2D([], [], marker="X", ls="", color=RED, ms=8, label="SIGKILL")]
     figure.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=7.5,
                   frameon=False, handlelength=1.4, columnspacing=1.2)
