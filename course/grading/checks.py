@@ -121,7 +121,8 @@ def _names_loaded(source: str) -> set[str]:
 
 def in_fresh_interpreter(fn: Callable[..., Any], *args: Any, hash_seed: int = 1,
                          timeout_s: float = 60) -> Any:
-    """``fn(*args)`` computed in a new Python process (arguments and result as JSON)."""
+    """``fn(*args)`` computed in a new Python process (arguments and result as JSON), after
+    running there again the notebook code ``fn`` reads (see :func:`portable_source`)."""
     script = "\n".join([
         portable_source(fn),
         "import json as _json, sys as _sys",
