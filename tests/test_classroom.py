@@ -204,7 +204,8 @@ def test_controls_are_labelled_for_people_and_browser_tests():
         assert (lab.node.description, lab.point.description, lab.graph.description,
                 lab.button.description) == ("node", "crash point", "graph", "Run")
         assert list(lab.node.options) == ["parse", "retrieve", "charge", "email"]
-        assert list(lab.point.options) == ["before_effect", "after_effect", "after_checkpoint"]
+        assert list(lab.point.options) == ["before_effect", "before_record", "after_effect",
+                                           "after_writes", "after_checkpoint"]
         assert list(lab.graph.options) == ["naive", "keyed"]
         for widget, name in ((lab.button, "run"), (lab.node, "node"), (lab.point, "point"),
                              (lab.graph, "graph"), (lab.ledger, "ledger"),

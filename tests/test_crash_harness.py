@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 
 import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from course.cloudwave.nodes import keyed_graph
-from course.crash import CrashHarness
+from course.crash import CrashHarness, final_state
 from course.crash.harness import resolve_factory
 
 
@@ -36,6 +38,31 @@ def test_killed_after_the_checkpoint_the_node_does_not_run_again():
     resumed = [node for node, point in result.attempts[1].reached if point == "before_effect"]
     assert resumed == ["email"]
     assert result.charges == 1
+
+
+def test_killed_between_put_writes_and_put_the_node_does_not_run_again():
+    """LangGraph saved the node's write record; the step checkpoint never came."""
+    harness = CrashHarness("naive", max_attempts=1)  # only the killed worker
+    killed = harness.run("charge", "after_writes")
+    assert killed.kill_landed and killed.attempts[0].reached[-1] == ("charge", "after_writes")
+    saver = SqliteSaver(sqlite3.connect(killed.run_dir / "checkpoints.db"))
+    saved = saver.get_tuple({"configurable": {"thread_id": killed.thread_id}})
+    # the latest checkpoint still has charge to do, and holds charge's writes
+    assert saved.checkpoint["channel_values"].get("charge") is None
+    assert any(channel == "charge" for _, channel, _ in saved.pending_writes)
+
+    result = CrashHarness("naive").run("charge", "after_writes")
+    resumed = [node for node, point in result.attempts[1].reached if point == "before_effect"]
+    assert resumed == ["email"]
+    assert (result.charges, result.emails) == (1, 1)
+
+
+def test_keyed_lost_200_is_answered_by_the_provider_not_the_guard():
+    """Killed after the bank committed, before the guard recorded: the guard must reconcile."""
+    result = CrashHarness("keyed").run("charge", "before_record")
+    assert result.kill_landed and result.attempts[0].reached[-1] == ("charge", "before_record")
+    assert [a.outcome for a in result.attempts] == ["killed", "needs_reconcile", "completed"]
+    assert (result.charges, result.emails, result.reconciled) == (1, 1, 1)
 
 
 def test_naive_email_killed_after_sending_sends_twice():
@@ -71,8 +98,8 @@ def test_a_worker_error_is_reported_not_hidden():
 
 
 @pytest.mark.parametrize(("graph", "last_line"), [
-    ("naive", "scenarios=12 double_charges=1 lost=0"),
-    ("keyed", "scenarios=12 double_charges=0 lost=0"),
+    ("naive", "scenarios=16 double_charges=1 lost=0"),  # 4 nodes x 4 points
+    ("keyed", "scenarios=17 double_charges=0 lost=0"),  # + charge/before_record (the guard)
 ])
 def test_matrix_command(graph, last_line):
     done = subprocess.run([sys.executable, "-m", "course.crash", "matrix", "--graph", graph,
@@ -80,3 +107,25 @@ def test_matrix_command(graph, last_line):
     lines = done.stdout.strip().splitlines()
     assert lines[-1] == last_line
     assert any("charge" in line and "after_effect" in line for line in lines)
+    assert any("charge" in line and "after_writes" in line for line in lines)
+    assert any("charge" in line and "before_record" in line for line in lines) == (
+        graph == "keyed")
+
+
+def test_final_state_tells_the_guards_record_from_the_providers_key_check():
+    harness = CrashHarness("keyed")
+    recorded = harness.run("charge", "after_effect")  # the guard had recorded the result
+    asked = harness.run("charge", "before_record")  # it had not: the provider answered
+    assert final_state(harness, recorded)["charge"]["replayed"] is False
+    assert final_state(harness, asked)["charge"]["replayed"] is True
+    assert final_state(harness, asked)["log"] == ["parse", "retrieve", "charge", "email"]
+
+
+def test_the_fuzzers_windows_name_the_new_points():
+    """A kill's zone in the fuzz table is the last point its worker reached."""
+    from course.crash.fuzz import Outcome
+
+    harness = CrashHarness("keyed")
+    for node, point in (("charge", "before_record"), ("charge", "after_writes")):
+        outcome = Outcome.of(0, None, harness.run(node, point))
+        assert outcome.landed and outcome.zone == f"{node}/{point}"

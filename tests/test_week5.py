@@ -24,6 +24,7 @@ from weeks import (
     nbgrader_state_in_repo,
     reports_of,
     start_make_check,
+    wrong_answer,
 )
 
 from course.classroom.lab import first_notebook
@@ -46,7 +47,10 @@ pytestmark = [  # warnings from nbgrader's own code (gradebook, re-added cells):
     pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
     pytest.mark.filterwarnings("ignore::nbformat.warnings.MissingIDFieldWarning"),
 ]
-DOUBLE_CHARGE_TESTS = {"ex2_test_resume_does_not_double_charge", "ex7_kill_after_charge"}
+# a charge without a key fails every test that re-runs it or looks for its key
+KEYLESS_CHARGE_FAILS = {"ex2_test_resume_does_not_double_charge", "ex4_lost_200_is_reconciled",
+                        "ex4_not_landed_or_in_flight", "ex7_kill_after_charge",
+                        "ex7_kill_anywhere"}
 
 
 # ------------------------------------------------------------ the notebooks
@@ -75,7 +79,7 @@ def test_every_exercise_has_visible_and_hidden_tests_with_points():
                and c.metadata["nbgrader"]["solution"]]
     assert [(c.cell_type, c.metadata["nbgrader"]["points"]) for c in written] == [
         ("markdown", 2)] * 3
-    assert sum(g["points"] for g in graded(SOURCE).values() if not g["solution"]) == 52
+    assert sum(g["points"] for g in graded(SOURCE).values() if not g["solution"]) == 57
 
 
 def test_the_customers_test_is_there_by_name():
@@ -137,6 +141,62 @@ def test_in_fresh_interpreter_catches_a_key_that_depends_on_the_process():
         _salted, state, hash_seed=2)
     with pytest.raises(NotPortable, match="WORLD_LIKE"):
         portable_source(_reads_a_live_object)
+
+
+def _notebook_namespace(*sources: str) -> dict:
+    """A namespace as IPython leaves it: each cell executed, its source in ``In`` and in
+    linecache (where ``inspect.getsource`` finds a cell's functions)."""
+    import linecache
+
+    namespace = {"In": ["", *sources], "__name__": "__main__"}
+    for number, source in enumerate(sources, 1):
+        filename = f"<test-cell-{number}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+def test_in_fresh_interpreter_reruns_the_notebook_code_so_a_per_process_salt_changes():
+    cells = _notebook_namespace(
+        "import os, uuid\nSALT = uuid.uuid4().hex[:8]\nPID = os.getpid()\nPREFIX = 'cw'",
+        "def salted(state):\n    return f\"{PREFIX}:{state['thread_id']}:{SALT}\"",
+        "def by_pid(state):\n    return f\"{state['thread_id']}:{PID}\"",
+        "def honest(state):\n    return f\"{PREFIX}:{state['thread_id']}:charge\"")
+    state = {"thread_id": "t1"}
+    assert "SALT = uuid.uuid4().hex[:8]" in portable_source(cells["salted"])
+    assert in_fresh_interpreter(cells["salted"], state) != cells["salted"](state)
+    assert in_fresh_interpreter(cells["by_pid"], state) != cells["by_pid"](state)
+    assert in_fresh_interpreter(cells["honest"], state) == cells["honest"](state) == "cw:t1:charge"
+
+
+def test_perturbed_moves_every_clock_in_the_calling_thread_only():
+    import datetime
+    import threading
+    import time
+    from time import perf_counter
+
+    namespace = {"perf_counter": perf_counter}
+
+    def readings():
+        return (int(time.time()), time.time_ns() // 10**9, int(time.monotonic()),
+                time.monotonic_ns() // 10**9, int(time.perf_counter()),
+                int(namespace["perf_counter"]()), time.strftime("%Y%m%d%H"), time.ctime(),
+                time.asctime(), time.localtime().tm_yday, time.gmtime().tm_yday,
+                datetime.datetime.now().isoformat()[:13],
+                datetime.datetime.utcnow().isoformat()[:13],
+                datetime.datetime.today().isoformat()[:13], datetime.date.today().isoformat())
+
+    seen = {}
+    for seed in (1, 2):
+        with perturbed(namespace, seed=seed):
+            seen[seed] = readings()
+            elsewhere = []
+            other = threading.Thread(target=lambda box=elsewhere: box.append(time.monotonic()))
+            other.start()
+            other.join()
+        assert abs(elsewhere[0] - time.monotonic()) < 60  # other threads keep real time
+    assert all(a != b for a, b in zip(seen[1], seen[2], strict=True)), seen
+    assert namespace["perf_counter"] is perf_counter and time.perf_counter is perf_counter
 
 
 def test_perturbed_moves_the_clock_and_the_dice_and_puts_them_back():
@@ -201,6 +261,173 @@ def _keyless_and_tampered(source: Path, target: Path) -> Path:
     return target
 
 
+# ------------------------------------------------------------ known-wrong answers
+def _swap(old: str, new: str):
+    """An edit for :func:`wrong_answer`: replace ``old`` (which must be there) by ``new``."""
+    def edit(source: str) -> str:
+        assert old in source, old
+        return source.replace(old, new)
+    return edit
+
+
+def _prepend(lines: str, old: str, new: str):
+    """An edit: ``lines`` on top of the cell, and ``old`` replaced by ``new``."""
+    swap = _swap(old, new)
+    return lambda source: lines + "\n\n\n" + swap(source)
+
+
+KEY = "    return f\"{state['thread_id']}:charge:{state['invoice_id']}\""
+EMAIL_KEY = "    return f\"{state['thread_id']}:{template}:{state['customer_id']}\""
+CHARGE_CALL = "currency=state[\"currency\"], idempotency_key=charge_key(state))"
+RECONCILE = (
+    "    answer = charge(state, world)[\"charge\"]"
+    "  # the same key and parameters as the first try\n"
+    "    return {\"charge\": answer, \"reconciled\": answer[\"replayed\"], \"log\": [\"charge\"]}")
+BUSY = """    from course.world import KeyInUse
+
+    try:
+        answer = charge(state, world)["charge"]
+    except KeyInUse:
+{handling}
+    return {{"charge": answer, "reconciled": answer["replayed"], "log": ["charge"]}}"""
+GUARD_CALL = """    try:
+        result = fn(**args, idem_key=key)
+    except Exception as error:
+        if getattr(error, "effect_landed", None) is False:
+            store.clear(rid)  # a definite refusal: nothing happened, nothing to reconcile
+        raise  # anything else: the outcome is unknown, the intent stays in flight"""
+RELAY = """    for row in pending:
+        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])
+        with transaction(conn):
+            conn.execute("UPDATE outbox SET status = 'sent' WHERE id = ?", (row["id"],))"""
+NODES = ('    nodes = {"parse": parse, "retrieve": retrieve, "charge": charge, '
+         '"email": email}')
+
+# name: (edits of the solution, the test cells of its exercise it must fail). Each is a
+# mistake students make; the name starts with its exercise.
+WRONG_ANSWERS: dict[str, tuple[dict, set[str]]] = {
+    # a key must be the same in a genuinely new process that re-runs the code
+    "ex2_salted_key": ({"ex2_charge": _prepend(
+        "import uuid\n\nKEY_SALT = uuid.uuid4().hex[:8]  # one per deployment",
+        KEY, KEY[:-1] + ":{KEY_SALT}\"")}, {"ex2_key_same_in_new_process"}),
+    # "no clock" means every clock, not only time.time
+    "ex2_hourly_key": ({"ex2_charge": _prepend(
+        "import time", KEY, KEY[:-1] + ":{int(time.monotonic() // 3600)}\"")},
+        {"ex2_key_has_no_time_or_randomness"}),
+    # two invoices of the same amount for one customer in one thread
+    "ex2_amount_key": ({"ex2_charge": _swap(
+        KEY, "    return f\"{state['thread_id']}:{state['customer_id']}:{state['cents']}"
+        "{state['currency']}\"")}, {"ex2_keys_never_collide"}),
+    # the invoice's own currency
+    "ex2_usd_only": ({"ex2_charge": _swap(
+        CHARGE_CALL, "currency=\"usd\", idempotency_key=charge_key(state))")},
+        {"ex2_keys_never_collide"}),
+    # a key on every money tool
+    "ex2_keyless_refund": ({"ex2_refund_and_pause": _swap(
+        ",\n        idempotency_key=f\"{state['thread_id']}:refund:{state['invoice_id']}\")",
+        ")")}, {"ex2_every_money_tool_keyed"}),
+    # the same template in two conversations is two mails
+    "ex3_key_without_thread": ({"ex3_email": _swap(
+        EMAIL_KEY, "    return f\"{template}:{state['customer_id']}\"")}, {"ex3_email_keys"}),
+    "ex3_dated_key": ({"ex3_email": _prepend(
+        "from datetime import date", EMAIL_KEY, EMAIL_KEY[:-1] + ":{date.today()}\"")},
+        {"ex3_email_keys"}),
+    # Stripe has no lookup by key (what the lesson used to teach)
+    "ex4_find_by_key": ({"ex4_reconcile": _swap(RECONCILE, """\
+    landed = world.billing.find_by_key(charge_key(state))
+    if landed is not None:
+        return {"charge": landed, "reconciled": True, "log": ["charge"]}
+    return {**charge(state, world), "reconciled": False}""")}, {"ex4_lost_200_is_reconciled"}),
+    # an answer made up while the first call is in flight
+    "ex4_made_up_answer": ({"ex4_reconcile": _swap(RECONCILE, BUSY.format(handling=(
+        "        answer = {\"id\": \"pending\", \"status\": \"captured\", \"replayed\": True}"
+    )))}, {"ex4_not_landed_or_in_flight"}),
+    # a new key when the first one is busy
+    "ex4_new_key_when_busy": ({"ex4_reconcile": _swap(RECONCILE, BUSY.format(handling=(
+        "        answer = world.billing.charge(\n"
+        "            customer_id=state[\"customer_id\"], invoice_id=state[\"invoice_id\"],\n"
+        "            cents=state[\"cents\"], currency=state[\"currency\"],\n"
+        "            idempotency_key=charge_key(state) + \":retry\")"
+    )))}, {"ex4_not_landed_or_in_flight"}),
+    # the guard as first taught: nothing decided when fn raises (and no argument check)
+    "ex5_no_refusal_handling": ({"ex5_guarded": _swap(
+        GUARD_CALL, "    result = fn(**args, idem_key=key)")},
+        {"ex5_refusal_mismatch_and_empty_result"}),
+    # "done" taken to mean "has a truthy result"
+    "ex5_truthy_done": ({"ex5_guarded": _swap(
+        'if record.status == "done":', "if record.result:")},
+        {"ex5_refusal_mismatch_and_empty_result"}),
+    # every error clears the intent, timeouts included
+    "ex5_clears_on_any_error": ({"ex5_guarded": _swap(
+        '        if getattr(error, "effect_landed", None) is False:\n',
+        "        if error:\n")}, {"ex5_refusal_mismatch_and_empty_result"}),
+    # a guard key salted with the process id
+    "ex5_pid_in_key": ({"ex5_guarded": _swap(
+        "    key = idem_key(session_id, step, args)",
+        "    import os\n\n    key = f\"{idem_key(session_id, step, args)[:16]}-{os.getpid()}\"")},
+        {"ex5_key_passed_downstream"}),
+    # the relay marks every pending message, also one queued while it ran
+    "ex6_marks_all_pending": ({"ex6_outbox": _swap(RELAY, """    for row in pending:
+        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])
+    with transaction(conn):
+        conn.execute("UPDATE outbox SET status = 'sent' WHERE status = 'pending'")""")},
+        {"ex6_kill_between_post_and_mark"}),
+    # marked before it is posted
+    "ex6_marks_before_posting": ({"ex6_outbox": _swap(RELAY, """    for row in pending:
+        with transaction(conn):
+            conn.execute("UPDATE outbox SET status = 'sent' WHERE id = ?", (row["id"],))
+        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])""")},
+        {"ex6_kill_between_post_and_mark"}),
+    # the course's nodes instead of the student's own
+    "ex7_course_nodes": ({"ex7_graph": _swap(NODES, """\
+    from course.cloudwave import charge_keyed, email_keyed
+
+    nodes = {"parse": parse, "retrieve": retrieve,
+             "charge": charge_keyed, "email": email_keyed}""")},
+        {"ex7_kill_anywhere"}),
+    # the receipt before the charge
+    "ex7_email_first": ({"ex7_graph": _swap(NODES, (
+        '    nodes = {"parse": parse, "retrieve": retrieve, "email": email, "charge": charge}'))},
+        {"ex7_kill_anywhere"}),
+    # the checkpointer it was given is dropped
+    "ex7_no_checkpointer": ({"ex7_graph": _swap(
+        "build_graph(nodes, world=world, checkpointer=checkpointer)",
+        "build_graph(nodes, world=world)")}, {"ex7_kill_after_charge", "ex7_kill_anywhere"}),
+}
+
+
+def _exercise(name: str) -> str:
+    return name.split("_")[0]
+
+
+def _rounds() -> list[list[str]]:
+    """The wrong answers grouped so that none in a notebook edits the same cell or is
+    expected to fail the same test as another: each failed test then points at exactly one
+    wrong answer, and a few notebooks grade all of them."""
+    rounds: list[list[str]] = []
+    def apart(a: str, b: str) -> bool:
+        return not (set(WRONG_ANSWERS[a][0]) & set(WRONG_ANSWERS[b][0])
+                    or WRONG_ANSWERS[a][1] & WRONG_ANSWERS[b][1])
+
+    for name in WRONG_ANSWERS:
+        spot = next((r for r in rounds if all(apart(name, m) for m in r)), None)
+        if spot is None:
+            spot = []
+            rounds.append(spot)
+        spot.append(name)
+    return rounds
+
+
+def _wrong_submissions(root: Path) -> dict[str, Path]:
+    folders = {}
+    for number, names in enumerate(_rounds(), 1):
+        edits = {}
+        for name in names:
+            edits.update(WRONG_ANSWERS[name][0])
+        folders[f"wrong{number}"] = wrong_answer(SOURCE, root / f"wrong{number}", edits)
+    return folders
+
+
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     """Every grading this module checks, three at a time (each is mostly a kernel running a
@@ -210,12 +437,13 @@ def pipeline(tmp_path_factory):
     and its executed solution are checked below)."""
     root = tmp_path_factory.mktemp("week5-grading")
     keyless = _keyless_and_tampered(SOURCE, root / "keyless")
+    wrong = _wrong_submissions(root / "wrong")
     tiny_repo, tiny_folders = _tiny_week(root / "tiny")
     before = nbgrader_state_in_repo()
     jobs = {"blank": start_make_check(5),
             "tiny": grade_in_a_process(9, tiny_folders, repo=tiny_repo, timeout_s=3)}
     try:
-        reports = grading.grade(5, {"solution": SOURCE.parent, "keyless": keyless},
+        reports = grading.grade(5, {"solution": SOURCE.parent, "keyless": keyless, **wrong},
                                 keep=root / "course")
     finally:
         done = finish(jobs)
@@ -251,18 +479,18 @@ def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline)
 def test_the_solution_gets_full_marks(pipeline):
     solution = pipeline["solution"]
     assert [t.grade_id for t in solution.failed()] == []
-    assert solution.summary() == "week5: 52/52"
-    assert solution.lines()[-1] == "week5: 52/52"
+    assert solution.summary() == "week5: 57/57"
+    assert solution.lines()[-1] == "week5: 57/57"
     assert [w[2] for w in solution.written] == [2, 2, 2]
 
 
 @pytest.mark.slow
-def test_a_charge_without_a_key_loses_exactly_the_double_charge_points(pipeline):
+def test_a_charge_without_a_key_loses_every_test_that_repeats_it(pipeline):
     """Even with the visible test edited and the kill test deleted: nbgrader puts both back."""
     keyless = pipeline["keyless"]
-    assert {t.grade_id for t in keyless.failed()} == DOUBLE_CHARGE_TESTS
-    lost = sum(t.points for t in keyless.tests if t.grade_id in DOUBLE_CHARGE_TESTS)
-    assert keyless.earned == 52 - lost == 44
+    assert {t.grade_id for t in keyless.failed()} == KEYLESS_CHARGE_FAILS
+    lost = sum(t.points for t in keyless.tests if t.grade_id in KEYLESS_CHARGE_FAILS)
+    assert keyless.earned == 57 - lost == 39
     said = "\n".join(keyless.lines())
     assert "the second run made a new charge" in said
     assert "2 charges for inv_9 after the kill and resume" in said
@@ -273,7 +501,7 @@ def test_make_check_on_the_untouched_release_prints_zero(pipeline):
     """What `make check WEEK=5` runs on a fresh clone."""
     done = pipeline["blank"]
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "week5: 0/52"
+    assert done.stdout.strip().splitlines()[-1] == "week5: 0/57"
     assert "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)" in done.stdout
 
 
@@ -340,3 +568,21 @@ def test_make_check_without_a_week_grades_every_week_and_ends_with_a_total(monke
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-3:] == ["week1: 1/4", "week5: 4/4", "total: 5/8"]
     assert 5 in grading.weeks_with_notebooks()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(WRONG_ANSWERS))
+def test_a_known_wrong_answer_loses_points_on_its_own_exercise_only(pipeline, name):
+    """Graded in one notebook with wrong answers that touch other cells: it fails exactly the
+    tests it was written against (all of its own exercise), and says what is wrong."""
+    number, companions = next((n, r) for n, r in enumerate(_rounds(), 1) if name in r)
+    failed = {t.grade_id: t for t in pipeline[f"wrong{number}"].failed()}
+    expected = {n: WRONG_ANSWERS[n][1] for n in companions}
+    assert set(failed) == set().union(*expected.values())  # nothing else failed
+    assert all(_exercise(grade_id) == _exercise(name) for grade_id in expected[name])
+    others = set().union(*(cells for n, cells in expected.items() if n != name))
+    assert set(failed) - others == expected[name]
+    for grade_id in expected[name]:
+        message = failed[grade_id].message.strip()
+        assert message and message != "AssertionError", (grade_id, message)
+        assert "BEGIN HIDDEN TESTS" not in message and "_problems" not in message

@@ -4,11 +4,25 @@ Inside a harness worker, :func:`arm` sets one target ``(node, point)``; when the
 graph reaches it the worker SIGKILLs itself: no ``finally``, no flush, exactly
 like a container that is preempted.
 
-Points per node:
+Points per node, in the order a run reaches them (:data:`POINTS`):
+
 - ``before_effect``: the node started; nothing happened yet.
-- ``after_effect``: the node's effect committed (the 200 arrived), but LangGraph
-  has not checkpointed the node yet: the lost-200 case.
-- ``after_checkpoint``: the checkpoint that records the node as finished is on disk.
+- ``before_record``: inside :func:`course.durable.guarded`, the provider has
+  committed the effect and answered, but the guard has not recorded the
+  result yet: the lost-200 case *for the guard*. On resume the guard finds its
+  intent in flight and the provider's key check is what answers. Only nodes
+  that call ``guarded`` reach it.
+- ``after_effect``: the node's body returned (for a guarded node, the guard's
+  record is already written), but LangGraph has saved nothing about it yet.
+- ``after_writes``: LangGraph saved the node's write record (``put_writes``),
+  the step checkpoint (``put``) is not on disk yet. A resume does **not**
+  re-run the node: its saved writes are applied instead.
+- ``after_checkpoint``: the step checkpoint that follows the node is on disk.
+
+The harness's saver calls :func:`writes_saved` after ``put_writes`` and
+:func:`checkpoint_written` after ``put``; the node wrapper of
+:func:`course.cloudwave.build_graph` calls :func:`reach`; ``guarded`` calls
+:func:`provider_answered`.
 
 :func:`trace_to` makes every point reached leave a line in a file, written with
 one unbuffered ``write`` so a SIGKILL right after it loses nothing.
@@ -18,11 +32,16 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
-POINTS = ("before_effect", "after_effect", "after_checkpoint")
+POINTS = ("before_effect", "before_record", "after_effect", "after_writes",
+          "after_checkpoint")
 
 _target: tuple[str, str] | None = None
-_finished: str | None = None  # the node whose effect finished and is not checkpointed yet
+_running: str | None = None  # the node whose body is running (for points inside it)
+_finished: str | None = None  # the node whose body returned and is not checkpointed yet
+_writes_due = False  # a finished node's write record is not saved yet
+_saved = threading.Condition()
 _trace_fd: int | None = None
 _trace_attempt = 0
 
@@ -35,8 +54,9 @@ def arm(node: str, point: str) -> None:
 
 
 def disarm() -> None:
-    global _target, _finished
-    _target, _finished = None, None
+    global _target, _finished, _running
+    _target, _finished, _running = None, None, None
+    _set_writes_due(False)
 
 
 def trace_to(path: str, attempt: int) -> None:
@@ -48,23 +68,66 @@ def trace_to(path: str, attempt: int) -> None:
 
 def reach(node: str, point: str) -> None:
     """Called by every instrumented node at ``before_effect`` and ``after_effect``."""
-    global _finished
+    global _finished, _running
     _trace(node, point)
-    if point == "after_effect":
-        _finished = node
+    if point == "before_effect":
+        _running = node
+    elif point == "after_effect":
+        _finished, _running = node, None
+        _set_writes_due(True)
     if _target == (node, point):
         die()
+
+
+def provider_answered() -> None:
+    """Called by the guard between the provider's answer and its own ``record_result``."""
+    if _running is None:
+        return  # not inside an instrumented node (a notebook cell, a unit test)
+    _trace(_running, "before_record")
+    if _target == (_running, "before_record"):
+        die()
+
+
+def writes_saved() -> None:
+    """Called by the harness's saver after every durable ``put_writes``."""
+    node = _finished
+    if node is None or not _writes_due:
+        return
+    _trace(node, "after_writes")
+    if _target == (node, "after_writes"):
+        die()  # before the step checkpoint is released (see await_writes)
+    _set_writes_due(False)
+
+
+def await_writes(timeout_s: float = 1.0) -> None:
+    """Hold a step checkpoint until the finished node's write record is saved.
+
+    LangGraph 1.2 hands ``put_writes`` and ``put`` to a thread pool and, even with
+    ``durability="sync"``, does not wait for the first before the second
+    (langgraph issue 8039). The harness's saver calls this first in ``put`` so
+    the ``after_writes`` window always exists in the same place.
+    """
+    with _saved:
+        _saved.wait_for(lambda: not _writes_due, timeout=timeout_s)
 
 
 def checkpoint_written() -> None:
     """Called by the harness's saver after every durable ``put``."""
     global _finished
     node, _finished = _finished, None
+    _set_writes_due(False)
     if node is None:
         return
     _trace(node, "after_checkpoint")
     if _target == (node, "after_checkpoint"):
         die()
+
+
+def _set_writes_due(due: bool) -> None:
+    global _writes_due
+    with _saved:
+        _writes_due = due
+        _saved.notify_all()
 
 
 def die() -> None:

@@ -5,8 +5,10 @@ one row per attempt (run 1 is the one that was killed, run 2 the resume, …),
 one column per node in graph order. Each cell shows how far the node got in
 that run, from the points the worker reached (``attempt.reached``):
 
-- started (``before_effect``), effect done but not checkpointed
-  (``after_effect``), done and checkpointed (``after_checkpoint``);
+- started (``before_effect``), provider answered but the guard has not
+  recorded it (``before_record``), effect done but nothing saved
+  (``after_effect``), write record saved (``after_writes``), done and
+  checkpointed (``after_checkpoint``);
 - a dashed cell: the node did not run because an earlier run checkpointed it;
 - a red X: where the SIGKILL hit;
 - a node whose effect already happened in an earlier run and happens again is
@@ -27,9 +29,10 @@ from course.classroom._render import new_figure
 from course.cloudwave.graph import LINEAR_FLOW
 from course.crash import Attempt, ScenarioResult
 
-STAGES = ("before_effect", "after_effect", "after_checkpoint")
-FILL = ("#fbe7a1", "#f5a65b", "#8fd19e")  # started / effect done, not saved / checkpointed
-STAGE_WORDS = ("started", "ran, not saved", "done")
+STAGES = ("before_effect", "before_record", "after_effect", "after_writes", "after_checkpoint")
+# started / provider answered, guard not told / ran, not saved / writes saved / checkpointed
+FILL = ("#fbe7a1", "#f8c77e", "#f5a65b", "#b9e0a5", "#8fd19e")
+STAGE_WORDS = ("started", "paid, unrecorded", "ran, not saved", "writes saved", "done")
 EFFECT_WORDS = {"charge": ("charges", "charged"), "email": ("emails", "emailed")}
 OUTCOME_WORDS = {"killed": "killed", "completed": "completed",
                  "needs_reconcile": "stopped: reconcile", "retry": "key busy: retry",
@@ -128,10 +131,11 @@ def timeline_figure(result: ScenarioResult) -> Figure:
                    lw=0.8, zorder=0)
     ax.set_title(_heading(result), loc="left", fontsize=9.5)
     handles = [Patch(fc=FILL[i], ec="#555555", label=label) for i, label in
-               enumerate(("started", "effect done, not checkpointed", "checkpointed"))]
-    handles += [Patch(fc="white", ec=GREY, ls="--", label="skipped (checkpointed earlier)"),
+               enumerate(("started", "provider answered, guard not told",
+                          "effect done, not saved", "write record saved", "checkpointed"))]
+    handles += [Patch(fc="white", ec=GREY, ls="--", label="skipped (saved earlier)"),
                 Line2D([], [], marker="X", ls="", color=RED, ms=8, label="SIGKILL")]
-    figure.legend(handles=handles, loc="outside lower center", ncol=5, fontsize=7.5,
+    figure.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=7.5,
                   frameon=False, handlelength=1.4, columnspacing=1.2)
     return figure
 

@@ -230,7 +230,12 @@ class _Backend:
         class CrashAwarePostgresSaver(PostgresSaver):
             """A PostgresSaver that tells the crash points when a checkpoint is stored."""
 
+            def put_writes(self, config, writes, task_id, task_path=""):
+                super().put_writes(config, writes, task_id, task_path)
+                crashpoints.writes_saved()
+
             def put(self, config, checkpoint, metadata, new_versions):
+                crashpoints.await_writes()  # the node's write record first (langgraph #8039)
                 saved = super().put(config, checkpoint, metadata, new_versions)
                 crashpoints.checkpoint_written()
                 return saved

@@ -397,7 +397,12 @@ class CrashAwareSaver(SqliteSaver):
         self._connection = value
         self._conn_pid = os.getpid() if value is not None else None
 
+    def put_writes(self, config, writes, task_id, task_path=""):
+        super().put_writes(config, writes, task_id, task_path)
+        crashpoints.writes_saved()
+
     def put(self, config, checkpoint, metadata, new_versions):
+        crashpoints.await_writes()  # the node's write record first (langgraph issue 8039)
         saved = super().put(config, checkpoint, metadata, new_versions)
         if _timeline_fd is not None:  # one unbuffered write: a kill right after loses nothing
             os.write(_timeline_fd, f"{_timeline_attempt}\t{time.monotonic():.6f}\n".encode())

@@ -27,6 +27,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
+from course.base import crashpoints
 from course.durable.idempotency import IdempotencyStore, RecordExists, StepRecord
 
 
@@ -100,6 +101,7 @@ def guarded(
                 if getattr(error, "effect_landed", None) is False:
                     store.clear(rid)  # a refusal: nothing happened, so nothing to reconcile
                 raise
+            crashpoints.provider_answered()  # crash point "before_record": the lost 200
             store.record_result(rid, result)  # durable after it lands
             return result
     return _settled(record, session_id, step, digest)

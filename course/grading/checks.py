@@ -3,15 +3,17 @@
 Each one makes a test *real* rather than pretend:
 
 - :func:`in_fresh_interpreter` runs a notebook function (for example a key
-  builder) in a brand-new Python process with its own hash seed, and returns
-  what it returned there. A key that depends on ``hash()``, ``id()``, the
-  process id or a per-process random salt comes back different.
+  builder) in a brand-new Python process with its own hash seed, re-running
+  the notebook code it depends on from its source, and returns what it
+  returned there. A key that depends on ``hash()``, ``id()``, the process id
+  or a per-process random salt made when a cell ran comes back different.
   :func:`portable_source` is how the function travels: its source, plus the
   notebook helpers and constants it uses, plus imports for everything else. A
   function that reads a notebook object that cannot travel (a ``World``, an
   open connection) gets a :class:`NotPortable` error that says which name.
-- :func:`perturbed` moves the clock (``time``, ``datetime``), the ``uuid``
-  generators and the ``random`` seed, so a test can show that a value does not
+- :func:`perturbed` moves every clock (``time.time``, ``monotonic``,
+  ``perf_counter``, ``strftime``, ``datetime.now``, ``date.today``, ...), the
+  ``uuid`` generators and the ``random`` seed, so a test can show that a value does not
   depend on when or by which dice it was computed.
 - :func:`run_forked` runs a function in a forked child and reports how the
   child ended (``"exit 0"``, ``"exit 1"``, ``"SIGKILL"``), so a test can kill a
@@ -24,6 +26,7 @@ Each one makes a test *real* rather than pretend:
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import datetime as _dt
@@ -36,6 +39,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import types
 import uuid
@@ -51,15 +55,74 @@ class NotPortable(Exception):
 
 # ---------------------------------------------------------------- fresh process
 def portable_source(fn: Callable[..., Any]) -> str:
-    """Python source that defines ``fn`` (under its own name) in a new interpreter."""
-    lines: list[str] = []
+    """Python source that defines ``fn`` (under its own name) in a new interpreter.
+
+    Functions travel as their source. A plain value the function reads (a
+    string, a number, a dict of them) travels as the notebook statement that
+    made it when the notebook's input history has one (``SALT = uuid4().hex``
+    runs again, so a per-process salt comes out different), else as its value.
+    """
+    lines: _Lines = _Lines(getattr(fn, "__globals__", {}))
     _ship(fn.__name__, fn, fn.__module__, lines, set())
     return "\n".join(lines)
 
 
+class _Lines(list):
+    """The lines being shipped, and the namespace (notebook globals) they come from."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        super().__init__()
+        self.namespace = namespace
+
+
+def _namespace_of(lines: list[str]) -> dict[str, Any]:
+    return getattr(lines, "namespace", {})
+
+
+def _defining_statement(name: str, namespace: dict[str, Any]) -> str | None:
+    """The source of the last notebook statement ``name = ...`` (IPython's input history,
+    ``In``), or ``None`` outside IPython or when ``name`` was not bound that simple way."""
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return None
+    for cell in reversed(history):
+        if not isinstance(cell, str) or name not in cell:
+            continue
+        try:
+            tree = ast.parse(cell)
+        except SyntaxError:
+            continue
+        for statement in reversed(tree.body):
+            if name in _names_bound(statement):
+                if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value:
+                    return ast.get_source_segment(cell, statement)
+                return None  # bound some other way (a loop, +=): ship the value instead
+    return None
+
+
+def _names_bound(statement: ast.stmt) -> set[str]:
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {statement.name}
+    targets: list[ast.expr] = []
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign | ast.AugAssign):
+        targets = [statement.target]
+    elif isinstance(statement, ast.For | ast.With):
+        return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)}
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _names_loaded(source: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
 def in_fresh_interpreter(fn: Callable[..., Any], *args: Any, hash_seed: int = 1,
                          timeout_s: float = 60) -> Any:
-    """``fn(*args)`` computed in a new Python process (arguments and result as JSON)."""
+    """``fn(*args)`` computed in a new Python process (arguments and result as JSON), after
+    running there again the notebook code ``fn`` reads (see :func:`portable_source`)."""
     script = "\n".join([
         portable_source(fn),
         "import json as _json, sys as _sys",
@@ -104,7 +167,14 @@ def _ship(name: str, value: Any, home: str, lines: list[str], seen: set[str]) ->
                      f"{value.__name__}")
         return
     if _is_literal(value):
-        lines.append(f"{name} = {value!r}")
+        statement = _defining_statement(name, _namespace_of(lines))
+        if statement is None:
+            lines.append(f"{name} = {value!r}")
+            return
+        for used in sorted(_names_loaded(statement) - {name}):
+            if used in _namespace_of(lines):
+                _ship(used, _namespace_of(lines)[used], home, lines, seen)
+        lines.append(statement)  # run again there: a per-process salt gets a new value
         return
     raise NotPortable(
         f"{name!r} (a {type(value).__name__} object) lives only in this notebook's process; "
@@ -133,63 +203,95 @@ def _is_literal(value: Any) -> bool:
 
 
 # ------------------------------------------------------------------ perturbed
+CLOCKS = ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
+          "localtime", "gmtime", "ctime", "asctime", "strftime")  # time's ways to tell the time
+
+
 @contextlib.contextmanager
 def perturbed(namespace: dict[str, Any] | None = None, seed: int = 1) -> Iterator[None]:
-    """Within the block the clock reads ``seed`` days and hours later, ``uuid1``/``uuid4``
-    return other values and ``random`` is reseeded. ``namespace`` (a notebook's
-    globals) gets the same replacements for names imported with ``from x import y``."""
+    """Within the block every clock reads ``seed`` days and hours later (``time.time``,
+    ``time_ns``, ``monotonic``, ``perf_counter`` and their ``_ns`` forms, ``localtime``,
+    ``gmtime``, ``ctime``, ``asctime``, ``strftime``, ``datetime.now/utcnow/today``,
+    ``date.today``), ``uuid1``/``uuid4`` return other values and ``random`` is reseeded.
+
+    Only the thread that entered the block sees the shifted clocks: the kernel's own
+    threads (heartbeat, output) keep real time, so their timers are not disturbed.
+    ``namespace`` (a notebook's globals) gets the same replacements for names imported
+    with ``from x import y``."""
     shift = _dt.timedelta(days=3 * seed, hours=seed, microseconds=123_457 * seed)
-    real_time, real_time_ns = time.time, time.time_ns
+    seconds, nanos = shift.total_seconds(), int(shift.total_seconds() * 1e9)
+    me = threading.get_ident()
+    real = {name: getattr(time, name) for name in CLOCKS}
     real_datetime, real_date = _dt.datetime, _dt.date
     real_uuid1, real_uuid4 = uuid.uuid1, uuid.uuid4
     dice = random.Random(seed * 7919)
 
+    def mine() -> bool:
+        return threading.get_ident() == me
+
+    def moved(name: str) -> Callable[..., Any]:
+        clock = real[name]
+        if name.endswith("_ns"):
+            return lambda: clock() + (nanos if mine() else 0)
+        if name in ("time", "monotonic", "perf_counter"):
+            return lambda: clock() + (seconds if mine() else 0)
+
+        def at(*args: Any) -> Any:  # localtime(), strftime(fmt), ctime(), ... with no time
+            if not mine():
+                return clock(*args)
+            given = args[1:] if name == "strftime" else args
+            if given and given[0] is not None:
+                return clock(*args)
+            when = real["time"]() + seconds
+            if name == "strftime":
+                return clock(args[0], real["localtime"](when))
+            if name == "asctime":
+                return clock(real["localtime"](when))
+            return clock(when)
+
+        return at
+
     class ShiftedDatetime(real_datetime):
         @classmethod
         def now(cls, tz=None):
-            return real_datetime.now(tz) + shift
+            return real_datetime.now(tz) + (shift if mine() else _dt.timedelta())
 
         @classmethod
         def utcnow(cls):
-            return real_datetime.now(_dt.UTC).replace(tzinfo=None) + shift
+            return cls.now(_dt.UTC).replace(tzinfo=None)
 
         @classmethod
         def today(cls):
-            return real_datetime.today() + shift
+            return cls.now()
 
     class ShiftedDate(real_date):
         @classmethod
         def today(cls):
-            return (real_datetime.now() + shift).date()
+            return ShiftedDatetime.now().date()
 
     def fake_uuid(*_args: Any, **_kwargs: Any) -> uuid.UUID:
         return uuid.UUID(int=dice.getrandbits(128))
 
-    swaps: dict[Any, Any] = {
-        real_time: lambda: real_time() + shift.total_seconds(),
-        real_time_ns: lambda: real_time_ns() + int(shift.total_seconds() * 1e9),
-        real_datetime: ShiftedDatetime, real_date: ShiftedDate,
-        real_uuid1: fake_uuid, real_uuid4: fake_uuid,
-    }
-    patched: list[tuple[Any, str, Any]] = [
-        (time, "time", real_time), (time, "time_ns", real_time_ns),
-        (_dt, "datetime", real_datetime), (_dt, "date", real_date),
-        (uuid, "uuid1", real_uuid1), (uuid, "uuid4", real_uuid4),
-    ]
+    swaps: dict[Any, Any] = {real[name]: moved(name) for name in CLOCKS}
+    swaps |= {real_datetime: ShiftedDatetime, real_date: ShiftedDate,
+              real_uuid1: fake_uuid, real_uuid4: fake_uuid}
+    patched: list[tuple[Any, str, Any]] = [(time, name, real[name]) for name in CLOCKS]
+    patched += [(_dt, "datetime", real_datetime), (_dt, "date", real_date),
+                (uuid, "uuid1", real_uuid1), (uuid, "uuid4", real_uuid4)]
     names = [k for k, v in (namespace or {}).items() if _swappable(v, swaps)]
     old_names = {k: namespace[k] for k in names} if namespace is not None else {}
     random_state = random.getstate()
     try:
-        for owner, attr, real in patched:
-            setattr(owner, attr, swaps[real])
+        for owner, attr, original in patched:
+            setattr(owner, attr, swaps[original])
         for k in names:
             namespace[k] = swaps[namespace[k]]  # type: ignore[index]
         random.seed(seed)
         time.sleep(0.002)  # and real time moves on too
         yield
     finally:
-        for owner, attr, real in patched:
-            setattr(owner, attr, real)
+        for owner, attr, original in patched:
+            setattr(owner, attr, original)
         if namespace is not None:
             namespace.update(old_names)
         random.setstate(random_state)
