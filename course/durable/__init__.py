@@ -13,6 +13,9 @@ vendor.
 - :mod:`course.durable.lease`: thread leases, so one resumer works a thread.
 - :mod:`course.durable.recovery`: :class:`Recovery` (resume / branch / abandon),
   :func:`select_recovery`, checkpoint diagnosis.
+- :mod:`course.durable.replay`: :class:`ReplayRecord` per step (model name and
+  version, transcript hash, tool inputs and outputs), :class:`ReplayLog`,
+  :func:`model_changed_at`, :func:`replay_tools`.
 """
 
 from typing import Any
@@ -36,12 +39,64 @@ from course.durable.idempotency import (
     StepRecord,
 )
 from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
-from course.durable.recovery import Recovery, select_recovery
+from course.durable.recovery import (
+    BudgetExhausted,
+    Decision,
+    Recovery,
+    classify_error,
+    decide,
+    diagnose_checkpoints,
+    select_recovery,
+)
+from course.durable.replay import (
+    ModelChange,
+    ReplayLog,
+    ReplayRecord,
+    model_changed_at,
+    model_changes,
+    model_metadata,
+    replay_table,
+    replay_tools,
+    transcript_hash,
+)
 
-__all__ = ["CorruptRecord", "GuardArgsMismatch", "IdempotencyStore", "InProgressElsewhere",
-           "Lease", "LeaseStore", "MemoryStore", "NeedsReconcile", "PostgresStore",
-           "RecordExists", "Recovery", "SQLiteLeases", "SQLiteStore", "StepRecord", "args_hash",
-           "guarded", "idem_key", "readable_key", "reconcile", "record_id", "select_recovery"]
+__all__ = [
+    "BudgetExhausted",
+    "CorruptRecord",
+    "Decision",
+    "GuardArgsMismatch",
+    "IdempotencyStore",
+    "InProgressElsewhere",
+    "Lease",
+    "LeaseStore",
+    "MemoryStore",
+    "ModelChange",
+    "NeedsReconcile",
+    "PostgresStore",
+    "RecordExists",
+    "Recovery",
+    "ReplayLog",
+    "ReplayRecord",
+    "SQLiteLeases",
+    "SQLiteStore",
+    "StepRecord",
+    "args_hash",
+    "classify_error",
+    "decide",
+    "diagnose_checkpoints",
+    "guarded",
+    "idem_key",
+    "model_changed_at",
+    "model_changes",
+    "model_metadata",
+    "readable_key",
+    "reconcile",
+    "record_id",
+    "replay_table",
+    "replay_tools",
+    "select_recovery",
+    "transcript_hash",
+]
 
 
 def __getattr__(name: str) -> Any:
