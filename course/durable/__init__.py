@@ -13,6 +13,8 @@ vendor.
 - :mod:`course.durable.lease`: thread leases, so one resumer works a thread.
 - :mod:`course.durable.recovery`: :class:`Recovery` (resume / branch / abandon),
   :func:`select_recovery`, checkpoint diagnosis.
+- :mod:`course.durable.actions`: carry a recovery out: :func:`resume`,
+  :func:`branch`, :func:`abandon` (settle in-flight steps first).
 - :mod:`course.durable.replay`: :class:`ReplayRecord` per step (model name and
   version, transcript hash, tool inputs and outputs), :class:`ReplayLog`,
   :func:`model_changed_at`, :func:`replay_tools`.
@@ -20,6 +22,18 @@ vendor.
 
 from typing import Any
 
+from course.durable.actions import (
+    Abandoned,
+    abandon,
+    branch,
+    checkpoint_before,
+    history,
+    in_flight,
+    quarantine,
+    resume,
+    settle,
+    thread_config,
+)
 from course.durable.guard import (
     GuardArgsMismatch,
     NeedsReconcile,
@@ -61,6 +75,7 @@ from course.durable.replay import (
 )
 
 __all__ = [
+    "Abandoned",
     "BudgetExhausted",
     "CorruptRecord",
     "Decision",
@@ -80,21 +95,30 @@ __all__ = [
     "SQLiteLeases",
     "SQLiteStore",
     "StepRecord",
+    "abandon",
     "args_hash",
+    "branch",
+    "checkpoint_before",
     "classify_error",
     "decide",
     "diagnose_checkpoints",
     "guarded",
+    "history",
     "idem_key",
+    "in_flight",
     "model_changed_at",
     "model_changes",
     "model_metadata",
+    "quarantine",
     "readable_key",
     "reconcile",
     "record_id",
     "replay_table",
     "replay_tools",
+    "resume",
     "select_recovery",
+    "settle",
+    "thread_config",
     "transcript_hash",
 ]
 
