@@ -14,6 +14,7 @@ May import: everything below it (:mod:`course.base`, :mod:`course.storage`,
 """
 
 from course.cloudwave.agent import (
+    INCIDENT_MESSAGE,
     AgentState,
     agent_graph,
     first_message,
