@@ -44,6 +44,7 @@ from course.cloudwave.nodes import (
 )
 
 __all__ = [
+    "INCIDENT_MESSAGE",
     "AgentState",
     "ScriptExhausted",
     "ScriptedChatModel",
