@@ -162,8 +162,11 @@ def audit(builder: Callable[..., Any] | str, *, root: str | Path | None = None,
             shown = "(none)" if key is None else str(key).replace(clean.thread_id, "<thread>")
             effects[found] = Effect(call["node"], call["receiver"], shown, key is not None)
     scenarios, problems = [], []
+    reached = set(clean.attempts[0].reached)  # only a node that calls guarded has before_record
     for node in nodes:
         for point in points or crashpoints.POINTS:
+            if points is None and (node, point) not in reached:
+                continue
             result = harness.run(node, point)
             scenarios.append(result)
             if (node, point) not in result.attempts[0].reached or not result.kill_landed:
