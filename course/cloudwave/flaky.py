@@ -9,8 +9,8 @@ Promises:
   read, failed or not. It lives in memory: a retry policy runs in one process.
 - :func:`retrieve_from` is the ``retrieve`` node reading through such a catalogue
   (an unknown invoice is a ``ValueError``, which no retry can fix).
-- :func:`refund_then_read` is the trap: a node that refunds first and reads the
-  catalogue after, so a retried read repeats the refund.
+- :func:`refund_then_read` is the trap: a node that refunds first (``cents``, or the
+  whole invoice) and reads the catalogue after, so a retried read repeats the refund.
 - :func:`sleep_and_retry` is the loop people write the night before a release:
   call, catch, sleep, call again. It returns the first answer that arrives.
 """
@@ -63,12 +63,14 @@ def retrieve_from(catalogue: FlakyCatalogue):
     return retrieve
 
 
-def refund_then_read(catalogue: FlakyCatalogue):
-    """A ``refund`` node that refunds (no key), then reads the catalogue for the receipt."""
+def refund_then_read(catalogue: FlakyCatalogue, cents: int | None = None):
+    """A ``refund`` node that refunds ``cents`` (default: the whole invoice; no key), then
+    reads the catalogue for the receipt."""
 
     def refund(state: dict[str, Any], world: Any) -> dict[str, Any]:
+        amount = state["cents"] if cents is None else cents
         result = world.billing.refund(customer_id=state["customer_id"],
-                                      invoice_id=state["invoice_id"], cents=state["cents"])
+                                      invoice_id=state["invoice_id"], cents=amount)
         catalogue.invoice(state["invoice_id"])  # the read that may time out, after the write
         return {"refund": result, "log": ["refund"]}
 
