@@ -11,33 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from week_pipeline import (
-    Wrong,
-    assert_blank_release_scores_zero,
-    assert_every_bundle_loses_exactly_its_wrong_answers,
-    assert_every_exercise_has_visible_and_hidden_tests,
-    assert_full_marks,
-    assert_no_outputs,
-    assert_release_hides_the_answers,
-    assert_release_is_generated,
-    assert_solution_runs_clean,
-    assert_tests_use_only_their_own_answers,
-    assert_wrong_answer_loses_its_own_points,
-    executed_solution,
-    grade_week,
-)
+import week_pipeline as wp
+from week_pipeline import Wrong
 from weeks import output_text
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "solutions" / "week1" / "week1.ipynb"
 RELEASE = REPO / "week1" / "week1.ipynb"
 TOTAL = 19
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
-    pytest.mark.filterwarnings("ignore::nbformat.warnings.MissingIDFieldWarning"),
-]
+pytestmark = wp.NBGRADER_WARNINGS
 
-PARSE_TESTS = frozenset({"ex1_parse_visible", "ex1_parse_hidden"})
 WIRE_TESTS = frozenset({"ex2_wire_visible", "ex2_wire_hidden"})
 REDUCER_TESTS = frozenset({"ex4_reducer_visible", "ex4_reducer_hidden"})
 
@@ -108,15 +91,15 @@ WRONG = {
 # ------------------------------------------------------------ the notebooks
 @pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["solution", "release"])
 def test_committed_notebooks_have_no_outputs(path):
-    assert_no_outputs(path)
+    wp.assert_no_outputs(path)
 
 
 def test_every_exercise_has_visible_and_hidden_tests_with_points():
-    assert_every_exercise_has_visible_and_hidden_tests(SOURCE, 4, TOTAL, [2, 2])
+    wp.assert_every_exercise_has_visible_and_hidden_tests(SOURCE, 4, TOTAL, [2, 2])
 
 
 def test_the_release_hides_solutions_hidden_tests_and_model_answers():
-    assert_release_hides_the_answers(SOURCE, RELEASE, [
+    wp.assert_release_hides_the_answers(SOURCE, RELEASE, [
         "re.search", "builder.add_edge(START, \"parse\")", "cus_marta",
         "The receipt (\"We refunded you\")"])
 
@@ -134,24 +117,24 @@ def test_every_wrong_answer_is_for_an_exercise_and_fails_its_tests():
 
 def test_tests_read_only_their_own_exercises_answers():
     """What makes grading wrong answers in bundles (one per exercise) sound."""
-    assert_tests_use_only_their_own_answers(SOURCE)
+    wp.assert_tests_use_only_their_own_answers(SOURCE)
 
 
 # ------------------------------------------------------ the nbgrader pipeline
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    return grade_week(1, SOURCE, WRONG, tmp_path_factory.mktemp("week1-grading"))
+    return wp.grade_week(1, SOURCE, WRONG, tmp_path_factory.mktemp("week1-grading"))
 
 
 @pytest.mark.slow
 def test_the_committed_release_is_what_generate_assignment_makes(pipeline):
-    assert_release_is_generated(pipeline, 1, RELEASE)
+    wp.assert_release_is_generated(pipeline, 1, RELEASE)
 
 
 @pytest.mark.slow
 def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline):
-    assert_solution_runs_clean(pipeline, 1)
-    text = output_text(executed_solution(pipeline, 1))
+    wp.assert_solution_runs_clean(pipeline, 1)
+    text = output_text(wp.executed_solution(pipeline, 1))
     assert "no reducer:   ['second']" in text
     assert "operator.add: ['first', 'second']" in text
     assert "InvalidUpdateError - At key 'log'" in text
@@ -162,20 +145,20 @@ def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline)
 
 @pytest.mark.slow
 def test_the_solution_gets_full_marks(pipeline):
-    assert_full_marks(pipeline, 1, TOTAL, written=2)
+    wp.assert_full_marks(pipeline, 1, TOTAL, written=2)
 
 
 @pytest.mark.slow
 def test_make_check_on_the_untouched_release_prints_zero(pipeline):
-    assert_blank_release_scores_zero(pipeline, 1, TOTAL)
+    wp.assert_blank_release_scores_zero(pipeline, 1, TOTAL)
 
 
 @pytest.mark.slow
 def test_every_bundle_of_wrong_answers_loses_exactly_their_tests(pipeline):
-    assert_every_bundle_loses_exactly_its_wrong_answers(pipeline, WRONG)
+    wp.assert_every_bundle_loses_exactly_its_wrong_answers(pipeline, WRONG)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(WRONG))
 def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
-    assert_wrong_answer_loses_its_own_points(pipeline, SOURCE, name, WRONG[name])
+    wp.assert_wrong_answer_loses_its_own_points(pipeline, SOURCE, name, WRONG[name])

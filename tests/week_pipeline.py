@@ -25,6 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from weeks import (
     cells,
     code_cells_with_outputs,
@@ -38,6 +39,11 @@ from weeks import (
 )
 
 from course.grading import autograde as grading
+
+NBGRADER_WARNINGS = [  # from nbgrader's own code (gradebook, re-added cells): harmless
+    pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
+    pytest.mark.filterwarnings("ignore::nbformat.warnings.MissingIDFieldWarning"),
+]
 
 
 @dataclass(frozen=True)
