@@ -100,11 +100,8 @@ def test_the_release_hides_solutions_hidden_tests_and_model_answers():
         "0.95^20 is about 36 %"])
 
 
-def test_every_exercise_has_at_least_two_wrong_answers():
-    per_exercise = {}
-    for wrong in WRONG.values():
-        per_exercise[wrong.exercise] = per_exercise.get(wrong.exercise, 0) + 1
-    assert per_exercise == {1: 3, 2: 3, 3: 3, 4: 3}
+def test_every_exercise_has_wrong_answers_that_target_its_own_tests():
+    wp.assert_wrong_answers_cover_every_exercise(SOURCE, WRONG, at_least=3)
 
 
 def test_tests_read_only_their_own_exercises_answers():

@@ -98,6 +98,20 @@ def exercise_of_tests(source: Path) -> dict[str, int]:
     return found
 
 
+def assert_wrong_answers_cover_every_exercise(source: Path, wrongs: dict[str, Wrong],
+                                             at_least: int = 2) -> None:
+    """Each wrong answer edits answer cells of its exercise and expects failures among that
+    exercise's tests; every exercise has at least ``at_least`` wrong answers."""
+    tests, answers = exercise_of_tests(source), exercise_of_answers(source)
+    count: dict[int, int] = defaultdict(int)
+    for name, wrong in wrongs.items():
+        assert wrong.fails and {tests.get(g) for g in wrong.fails} == {wrong.exercise}, name
+        assert {answers.get(g) for g in wrong.edits} == {wrong.exercise}, name
+        count[wrong.exercise] += 1
+    assert sorted(count) == sorted(set(tests.values()))
+    assert min(count.values()) >= at_least, dict(count)
+
+
 def assert_no_outputs(path: Path) -> None:
     assert code_cells_with_outputs(path) == [], "clear the outputs before committing"
 
