@@ -127,6 +127,7 @@ def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline)
     assert "['parse', 'retrieve', 'answer', 'email']      ← Why was I billed" in text
     assert "intent: refund | invoice: inv_10" in text  # the scripted model's tool call
     assert "scripted model (CLOUDWAVE_CHAT_MODEL is not set)" in text
+    assert "the same graph, this model: ['parse', 'retrieve', 'refund', 'email']" in text
     assert "default retry_on says retry: False" in text
     assert "FlakyCatalogue(timeouts=2, calls=3)" in text  # retried twice, then answered
     assert "the bank holds: [('re_000001', 500), ('re_000002', 500)]" in text  # the trap
