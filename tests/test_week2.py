@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import week_pipeline as wp
 from week_pipeline import Wrong
-from weeks import output_text
+from weeks import cells, output_text
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "solutions" / "week2" / "week2.ipynb"
@@ -154,3 +154,28 @@ def test_every_bundle_of_wrong_answers_loses_exactly_their_tests(pipeline):
 @pytest.mark.parametrize("name", list(WRONG))
 def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
     wp.assert_wrong_answer_loses_its_own_points(pipeline, SOURCE, name, WRONG[name])
+
+
+# ------------------------------------------- a shortcut the simulation test refuses
+def _cell(grade_id: str) -> str:
+    return next(c.source for c in cells(SOURCE)
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _run_visible_simulation_test(simulate) -> None:
+    exec(compile(_cell("ex2_simulate_visible"), "ex2_simulate_visible", "exec"),
+         {"simulate": simulate})
+
+
+def test_the_simulation_test_refuses_a_simulate_that_calls_the_courses():
+    from course.classroom import simulate_success
+
+    def delegating(p, n, runs=10_000, seed=0):
+        return simulate_success(p, n, runs, seed)
+
+    with pytest.raises(AssertionError, match="calls the course's simulation: write your own"):
+        _run_visible_simulation_test(delegating)
+    solution: dict = {}
+    exec(_cell("ex2_simulate"), solution)  # the solution's own simulate passes the same cell
+    _run_visible_simulation_test(solution["simulate"])
+    assert simulate_success(0.9, 3, runs=10) == simulate_success(0.9, 3, runs=10)  # put back
