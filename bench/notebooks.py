@@ -5,6 +5,10 @@ Both go through the same path a grader uses: ``nbclient`` starts a fresh
 notebook is pure overhead (kernel start and stop); the ratio says how much a
 week's notebook adds on top of that. Target: at most 3x.
 
+Every other week is also compared with week 5 (the first notebook written, the
+heaviest by design: it kills real processes), from the same samples. Target: at
+most 2x week 5.
+
 Notebooks are executed from a copy in a temporary directory (nothing is
 written next to ``solutions/``, no output is saved). Solution notebooks that
 do not exist yet are reported as such; a notebook that fails to execute is
@@ -29,6 +33,7 @@ TITLE = "solution notebooks executed headless vs an empty notebook"
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 900
+REFERENCE_WEEK = "solutions/week5/week5.ipynb"
 
 
 def solution_notebooks() -> list[Path]:
@@ -43,6 +48,7 @@ def run(quick: bool = False) -> list[Comparison]:
     repeats = 1 if quick else 3
     empty = timed(lambda: execute(nbformat.v4.new_notebook()), repeats)
     comparisons = []
+    measured: dict[str, tuple[list[float], str]] = {}
     for path in notebooks:
         name = str(path.relative_to(ROOT))
         executed = nbformat.read(path, as_version=4)
@@ -55,7 +61,18 @@ def run(quick: bool = False) -> list[Comparison]:
             note = f"failed to execute: {str(error).strip().splitlines()[-1][:120]}"
         comparisons.append(Comparison("notebooks", name, "empty notebook", samples, empty,
                                       target=3.0, target_is_max=True, note=note))
-    return comparisons
+        measured[name] = (samples, note)
+    return comparisons + against_the_reference(measured)
+
+
+def against_the_reference(measured: dict[str, tuple[list[float], str]]) -> list[Comparison]:
+    """Each week's samples against week 5's (no comparison if week 5 was not measured)."""
+    if not measured.get(REFERENCE_WEEK, ([], ""))[0]:
+        return []
+    reference = measured[REFERENCE_WEEK][0]
+    return [Comparison("notebooks", name, REFERENCE_WEEK, samples, reference, target=2.0,
+                       target_is_max=True, note="the same runs as above")
+            for name, (samples, _) in measured.items() if name != REFERENCE_WEEK]
 
 
 def execute(notebook) -> None:

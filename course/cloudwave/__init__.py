@@ -11,6 +11,14 @@ May import: everything below it (:mod:`course.base`, :mod:`course.storage`,
   that writes a replay record per step, its tools, and the model-change incident.
 - :mod:`course.cloudwave.model`: :class:`ScriptedChatModel`, an offline chat model
   that returns a fixed script of tool calls.
+- :mod:`course.cloudwave.plan`: week 1's graph (parse → retrieve → refund → email),
+  the same nodes unwired, the edges of a compiled graph, the state after each step.
+- :mod:`course.cloudwave.routes`: week 2's routed graph (refund / pause / cancel /
+  answer, joined at email) around your route function.
+- :mod:`course.cloudwave.tools`: the tools a chat model chooses from, the node in which
+  it chooses, and an optional real model behind ``CLOUDWAVE_CHAT_MODEL``.
+- :mod:`course.cloudwave.flaky`: a catalogue read that times out now and then, the
+  refund-then-read trap, and the "sleep and retry" loop.
 """
 
 from course.cloudwave.agent import (
@@ -22,6 +30,13 @@ from course.cloudwave.agent import (
     run_config,
     scripted_calls,
     support_tools,
+)
+from course.cloudwave.flaky import (
+    CatalogueTimeout,
+    FlakyCatalogue,
+    refund_then_read,
+    retrieve_from,
+    sleep_and_retry,
 )
 from course.cloudwave.graph import SupportState, build_graph, draw_ascii
 from course.cloudwave.model import ScriptedChatModel, ScriptExhausted
@@ -40,36 +55,33 @@ from course.cloudwave.nodes import (
     retrieve,
     route_by_intent,
     subscription_keyed,
+    subscription_naive,
     support_graph,
 )
+from course.cloudwave.plan import (
+    REFUND_FLOW,
+    edges_of,
+    refund_graph,
+    state_after_each_step,
+    steps_table,
+    unwired,
+)
+from course.cloudwave.routes import ROUTE_LABELS, answer, reply, routed_graph
+from course.cloudwave.tools import (
+    TOOL_INTENTS,
+    TOOLS,
+    chat_model,
+    choose_tool,
+    scripted_choice,
+)
 
-__all__ = [
-    "INCIDENT_MESSAGE",
-    "AgentState",
-    "ScriptExhausted",
-    "ScriptedChatModel",
-    "SupportState",
-    "agent_graph",
-    "build_graph",
-    "charge_keyed",
-    "charge_naive",
-    "draw_ascii",
-    "email_key",
-    "email_keyed",
-    "email_naive",
-    "first_message",
-    "incident_models",
-    "keyed_graph",
-    "naive_graph",
-    "parse",
-    "receipt",
-    "refund_keyed",
-    "refund_naive",
-    "retrieve",
-    "route_by_intent",
-    "run_config",
-    "scripted_calls",
-    "subscription_keyed",
-    "support_graph",
-    "support_tools",
-]
+__all__ = ["INCIDENT_MESSAGE", "REFUND_FLOW", "ROUTE_LABELS", "TOOLS", "TOOL_INTENTS",
+           "AgentState", "CatalogueTimeout", "FlakyCatalogue", "ScriptExhausted",
+           "ScriptedChatModel", "SupportState", "agent_graph", "answer", "build_graph",
+           "charge_keyed", "charge_naive", "chat_model", "choose_tool", "draw_ascii", "edges_of",
+           "email_key", "email_keyed", "email_naive", "first_message", "incident_models",
+           "keyed_graph", "naive_graph", "parse", "receipt", "refund_graph", "refund_keyed",
+           "refund_naive", "refund_then_read", "reply", "retrieve", "retrieve_from",
+           "route_by_intent", "routed_graph", "run_config", "scripted_calls", "scripted_choice",
+           "sleep_and_retry", "state_after_each_step", "steps_table", "subscription_keyed",
+           "subscription_naive", "support_graph", "support_tools", "unwired"]

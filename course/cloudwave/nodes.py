@@ -111,12 +111,20 @@ def refund_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
 
 def subscription_keyed(action: str):
     """A node that pauses or cancels the customer's subscription, keyed."""
+    return _subscription_node(action, keyed=True)
 
+
+def subscription_naive(action: str):
+    """The same node with no key: every run of it is another change at the bank."""
+    return _subscription_node(action, keyed=False)
+
+
+def _subscription_node(action: str, *, keyed: bool):
     def change(state: dict[str, Any], world: Any) -> dict[str, Any]:
         sub = subscription_of(state["customer_id"])
-        result = world.billing.change_subscription(
-            subscription_id=sub.id, action=action,
-            idempotency_key=readable_key(state["thread_id"], action, sub.id))
+        key = readable_key(state["thread_id"], action, sub.id) if keyed else None
+        result = world.billing.change_subscription(subscription_id=sub.id, action=action,
+                                                   idempotency_key=key)
         return {"subscription": result, "log": [action]}
 
     change.__name__ = action

@@ -1,0 +1,151 @@
+"""Week 1 ("A graph is a plan"): the notebooks, their nbgrader grading and ``make check``.
+
+One nbgrader run (module-scoped) grades the solution and every known-wrong answer below
+(in bundles of one wrong answer per exercise, see ``tests/week_pipeline.py``);
+``make check WEEK=1`` runs on the untouched release meanwhile. Each wrong answer is what a
+student would plausibly write, and must lose points on its own exercise only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import week_pipeline as wp
+from week_pipeline import Wrong
+from weeks import output_text
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = REPO / "solutions" / "week1" / "week1.ipynb"
+RELEASE = REPO / "week1" / "week1.ipynb"
+TOTAL = 19
+pytestmark = wp.NBGRADER_WARNINGS
+
+WIRE_TESTS = frozenset({"ex2_wire_visible", "ex2_wire_hidden"})
+REDUCER_TESTS = frozenset({"ex4_reducer_visible", "ex4_reducer_hidden"})
+
+_PARSE_HEAD = "import re\n\n\ndef parse(state, world):\n    text = state['message']\n"
+_CORRECT_PREDICTION = ('PREDICTION = {"intent": "refund", "invoice_id": "inv_11", '
+                       '"customer_id": "cus_marta", "cents": 12900, "currency": "eur", '
+                       '"log": ["parse", "retrieve", "refund", "email"]}')
+_CHAIN = ['builder.add_edge(START, "parse")', 'builder.add_edge("parse", "retrieve")']
+
+WRONG = {
+    # Exercise 1: parse
+    "ex1_intent_is_case_sensitive": Wrong(1, {"ex1_parse": _PARSE_HEAD + (
+        "    intent = next((w for w in ('refund', 'pause', 'cancel') if w in text), 'unknown')\n"
+        "    found = re.search(r'inv_\\d+', text)\n"
+        "    return {'intent': intent, 'invoice_id': found.group(0) if found else '',"
+        " 'log': ['parse']}\n")}, frozenset({"ex1_parse_hidden"})),
+    "ex1_invoice_by_split_crashes_without_one": Wrong(1, {"ex1_parse": _PARSE_HEAD + (
+        "    lowered = text.lower()\n"
+        "    intent = next((w for w in ('refund', 'pause', 'cancel') if w in lowered),"
+        " 'unknown')\n"
+        "    invoice = 'inv_' + text.split('inv_')[1].split()[0].strip('.,!?')\n"
+        "    return {'intent': intent, 'invoice_id': invoice, 'log': ['parse']}\n")},
+        frozenset({"ex1_parse_hidden"})),
+    "ex1_wraps_the_courses_parse": Wrong(1, {"ex1_parse": (
+        "from course.cloudwave import parse as course_parse\n\n\n"
+        "def parse(state, world):\n    return course_parse(state, world)\n")},
+        frozenset({"ex1_parse_hidden"})),
+    # Exercise 2: wiring
+    "ex2_email_beside_refund": Wrong(2, {"ex2_wire": "def wire(builder):\n    " + "\n    ".join([
+        *_CHAIN, 'builder.add_edge("retrieve", "refund")', 'builder.add_edge("retrieve", "email")',
+        'builder.add_edge("refund", END)', 'builder.add_edge("email", END)',
+        "return builder.compile()"])}, frozenset({"ex2_wire_hidden"})),
+    "ex2_retrieve_left_out": Wrong(2, {"ex2_wire": "def wire(builder):\n    " + "\n    ".join([
+        'builder.add_edge(START, "parse")', 'builder.add_edge("parse", "refund")',
+        'builder.add_edge("refund", "email")', 'builder.add_edge("email", END)',
+        "return builder.compile()"])}, WIRE_TESTS),
+    "ex2_not_compiled": Wrong(2, {"ex2_wire": "def wire(builder):\n    " + "\n    ".join([
+        *_CHAIN, 'builder.add_edge("retrieve", "refund")', 'builder.add_edge("refund", "email")',
+        'builder.add_edge("email", END)', "return builder"])}, WIRE_TESTS),
+    # Exercise 3: the prediction
+    "ex3_amount_in_euros": Wrong(3, {"ex3_prediction": _CORRECT_PREDICTION.replace(
+        '"cents": 12900', '"cents": 129.0')}, frozenset({"ex3_prediction_hidden"})),
+    "ex3_log_keeps_the_last_node": Wrong(3, {"ex3_prediction": _CORRECT_PREDICTION.replace(
+        '["parse", "retrieve", "refund", "email"]', '["email"]')},
+        frozenset({"ex3_prediction_hidden"})),
+    "ex3_intent_cancel": Wrong(3, {"ex3_prediction": _CORRECT_PREDICTION.replace(
+        '"intent": "refund"', '"intent": "cancel"')}, frozenset({"ex3_prediction_hidden"})),
+    # Exercise 4: the reducer
+    "ex4_no_reducer": Wrong(4, {"ex4_reducer": (
+        "class AuditState(TypedDict, total=False):\n    message: str\n    log: list[str]\n")},
+        REDUCER_TESTS),
+    "ex4_reducer_nests_lists": Wrong(4, {"ex4_reducer": (
+        "class AuditState(TypedDict, total=False):\n    message: str\n"
+        "    log: Annotated[list[str], lambda old, new: old + [new]]\n")}, REDUCER_TESTS),
+    "ex4_reducer_sorts_a_set": Wrong(4, {"ex4_reducer": (
+        "class AuditState(TypedDict, total=False):\n    message: str\n"
+        "    log: Annotated[list[str], lambda old, new: sorted(set(old) | set(new))]\n")},
+        frozenset({"ex4_reducer_hidden"})),
+}
+
+
+# ------------------------------------------------------------ the notebooks
+@pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["solution", "release"])
+def test_committed_notebooks_have_no_outputs(path):
+    wp.assert_no_outputs(path)
+
+
+def test_every_exercise_has_visible_and_hidden_tests_with_points():
+    wp.assert_every_exercise_has_visible_and_hidden_tests(SOURCE, 4, TOTAL, [2, 2])
+
+
+def test_the_release_hides_solutions_hidden_tests_and_model_answers():
+    wp.assert_release_hides_the_answers(SOURCE, RELEASE, [
+        "re.search", "builder.add_edge(START, \"parse\")", "cus_marta",
+        "The receipt (\"We refunded you\")"])
+
+
+def test_every_exercise_has_wrong_answers_that_target_its_own_tests():
+    wp.assert_wrong_answers_cover_every_exercise(SOURCE, WRONG, at_least=3)
+
+
+def test_tests_read_only_their_own_exercises_answers():
+    """What makes grading wrong answers in bundles (one per exercise) sound."""
+    wp.assert_tests_use_only_their_own_answers(SOURCE)
+
+
+# ------------------------------------------------------ the nbgrader pipeline
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    return wp.grade_week(1, SOURCE, WRONG, tmp_path_factory.mktemp("week1-grading"))
+
+
+@pytest.mark.slow
+def test_the_committed_release_is_what_generate_assignment_makes(pipeline):
+    wp.assert_release_is_generated(pipeline, 1, RELEASE)
+
+
+@pytest.mark.slow
+def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline):
+    wp.assert_solution_runs_clean(pipeline, 1)
+    text = output_text(wp.executed_solution(pipeline, 1))
+    assert "no reducer:   ['second']" in text
+    assert "operator.add: ['first', 'second']" in text
+    assert "InvalidUpdateError - At key 'log'" in text
+    assert "{**state} update: ['first', 'first', 'second']" in text
+    assert "unreachable node: ['first']" in text
+    assert "retrieve ---> refund" in text
+
+
+@pytest.mark.slow
+def test_the_solution_gets_full_marks(pipeline):
+    wp.assert_full_marks(pipeline, 1, TOTAL, written=2)
+
+
+@pytest.mark.slow
+def test_make_check_on_the_untouched_release_prints_zero(pipeline):
+    wp.assert_blank_release_scores_zero(pipeline, 1, TOTAL)
+
+
+@pytest.mark.slow
+def test_every_bundle_of_wrong_answers_loses_exactly_their_tests(pipeline):
+    wp.assert_every_bundle_loses_exactly_its_wrong_answers(pipeline, WRONG)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(WRONG))
+def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
+    wp.assert_wrong_answer_loses_its_own_points(pipeline, SOURCE, name, WRONG[name])
