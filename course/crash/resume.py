@@ -42,11 +42,20 @@ def thread_finished(graph: Any, config: dict[str, Any]) -> bool:
     return not snapshot.next and not snapshot.tasks
 
 
-def reconcile_pending(world: World, session_id: str, step: str, *, poll_s: float) -> str:
+def reconcile_pending(world: World, session_id: str, step: str, *, poll_s: float,
+                      fence: int | None = None) -> str:
     """``course.durable.guard.reconcile`` against the world, retried every ``poll_s`` while the
-    provider answers :class:`KeyInUse` (the call is still being processed there)."""
+    provider answers :class:`KeyInUse` (the call is still being processed there).
+
+    A money step is reconciled as with Stripe: the same request is sent again with the same
+    key and the answer is read (``World.resend``). A step with no provider call (an email)
+    is looked up by listing our own messages."""
+    try:
+        how: dict[str, Any] = {"fn": world.resend(step)}
+    except ValueError:
+        how = {"lookup": world.find_mail}
     while True:
         try:
-            return reconcile(session_id, step, store=world.records, lookup=world.find_effect)
+            return reconcile(session_id, step, store=world.records, fence=fence, **how)
         except KeyInUse:
             time.sleep(poll_s)
