@@ -37,11 +37,17 @@ from course.durable.idempotency import (
     StepSettledElsewhere,
     Superseded,
 )
-from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
+from course.durable.lease import (
+    InProgressElsewhere,
+    Lease,
+    LeaseLost,
+    LeaseStore,
+    SQLiteLeases,
+)
 from course.durable.recovery import Recovery, select_recovery
 
 __all__ = ["CorruptRecord", "GuardArgsMismatch", "IdempotencyStore", "InProgressElsewhere",
-           "Lease", "LeaseStore", "MemoryStore", "NeedsReconcile", "PostgresStore",
+           "Lease", "LeaseLost", "LeaseStore", "MemoryStore", "NeedsReconcile", "PostgresStore",
            "RecordExists", "Recovery", "SQLiteLeases", "SQLiteStore", "StepRecord",
            "StepSettledElsewhere", "Superseded", "args_hash",
            "guarded", "idem_key", "readable_key", "reconcile", "record_id", "select_recovery"]
