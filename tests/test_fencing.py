@@ -1,0 +1,119 @@
+"""The frozen worker, end to end: a paused process wakes up after its time ran out.
+
+Each test freezes a real worker (SIGSTOP) in the middle of its charge, after the
+provider reserved the key and before it committed. Meanwhile a resumer finds the
+guard's record in flight, reconciles it the Stripe way (the same request, the
+same key) and charges. Then the frozen worker wakes up and tries to commit.
+
+- ``fenced=False`` rebuilds the old design (the provider's late commit is not
+  checked against its reservation): two charges, the bug this fixes.
+- ``fenced=True``: the provider rolls the late commit back and answers with the
+  stored charge; the guard refuses the stale worker's record in a sentence.
+  Exactly one charge, with the guard's records and the thread leases on SQLite
+  and on Postgres.
+"""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+from freezing import FrozenChild, freeze_here
+
+import course.world.billing as billing_module
+from course.durable import LeaseLost, NeedsReconcile, SQLiteLeases, guarded, reconcile
+from course.durable.lease import PostgresLeases
+from course.world import KeyInUse, World
+
+ARGS = {"customer_id": "cus_ada", "invoice_id": "inv_9", "cents": 2900, "currency": "usd"}
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, tmp_path):
+    """Opens (records store, lease store) for one process; the world's files stay SQLite."""
+    if request.param == "sqlite":
+        def open_stores(world):
+            return world.records, SQLiteLeases(tmp_path / "leases.db")
+    else:
+        from course.durable import PostgresStore
+
+        uri = request.getfixturevalue("postgres_uri")
+
+        def open_stores(world):
+            return PostgresStore(uri), PostgresLeases(uri)
+    return open_stores
+
+
+def capture(world):
+    def charge(idem_key, **args):
+        return world.billing.charge(**args, idempotency_key=idem_key)
+    return charge
+
+
+def frozen_worker(directory, open_stores, *, fenced: bool, thread_lease_s: float | None):
+    """The first worker: (maybe) takes the thread lease, records intent, reserves the key at
+    the provider, and freezes there."""
+
+    def body():
+        billing_module.time = SimpleNamespace(sleep=lambda _s: freeze_here(), time=time.time)
+        world = World(directory, in_flight_lease_s=0.05, processing_delay_s=0.01,
+                      fenced=fenced)
+        records, leases = open_stores(world)
+        token = 1
+        if thread_lease_s is not None:
+            assert leases.acquire("t1", "worker-1", ttl_s=thread_lease_s)
+            token = leases.holder("t1").fence
+        return guarded("t1", "charge", capture(world), ARGS, store=records, fence=token)
+
+    child = FrozenChild(body)
+    child.wait_frozen()
+    return child
+
+
+def resume(world, records, leases, *, use_lease: bool) -> str:
+    """What a resumer does: (lease,) guard says in flight, reconcile by re-sending, resume."""
+    fence = None
+    if use_lease:
+        while not leases.acquire("t1", "resumer-1", ttl_s=30):  # the frozen one's time runs out
+            time.sleep(0.01)
+        fence = leases.holder("t1").fence
+    with pytest.raises(NeedsReconcile):
+        guarded("t1", "charge", capture(world), ARGS, store=records)
+    while True:
+        try:
+            outcome = reconcile("t1", "charge", world.resend("charge"), store=records,
+                                fence=fence)
+            break
+        except KeyInUse:  # 409 while the provider's hold on the key lasts
+            time.sleep(0.01)
+    assert guarded("t1", "charge", capture(world), ARGS, store=records)["invoice_id"] == "inv_9"
+    return outcome
+
+
+@pytest.mark.parametrize("use_lease", [False, True], ids=["slow-provider", "thread-lease"])
+@pytest.mark.parametrize(("fenced", "charges"), [(False, 2), (True, 1)],
+                         ids=["old-unfenced", "fenced"])
+def test_a_frozen_worker_that_wakes_up_late_charges_once_only_with_fencing(
+        tmp_path, backend, use_lease, fenced, charges):
+    directory = tmp_path / "world"
+    World(directory).close()
+    frozen = frozen_worker(directory, backend, fenced=fenced,
+                           thread_lease_s=0.1 if use_lease else None)
+    world = World(directory, in_flight_lease_s=0.05, fenced=fenced)
+    records, leases = backend(world)
+    try:
+        assert resume(world, records, leases, use_lease=use_lease) == "sent_now"
+    finally:
+        late = frozen.thaw()
+    charged = world.billing.charges()
+    assert len(charged) == charges, world.ledger()
+    assert records.get("t1:charge").result["id"] == charged[0]["id"]
+    # The woken worker is stopped with a sentence, not a bare "no in-flight record".
+    assert late["error"].startswith("StepSettledElsewhere: another process finished step"), late
+    if use_lease:
+        with pytest.raises(LeaseLost, match="'worker-1' lost its lease"):
+            leases.check("t1", "worker-1", 1)
+    leases.close()
+    world.close()
