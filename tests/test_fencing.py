@@ -117,3 +117,34 @@ def test_a_frozen_worker_that_wakes_up_late_charges_once_only_with_fencing(
             leases.check("t1", "worker-1", 1)
     leases.close()
     world.close()
+
+
+def test_a_frozen_writer_never_stops_a_world_from_opening_and_a_lock_wait_says_which_file(
+        tmp_path):
+    from course.storage.sqlite import DatabaseBusy, connect
+
+    directory = tmp_path / "world"
+    World(directory).close()
+
+    def writer_frozen_mid_transaction():
+        conn = connect(directory / "billing.db")
+        conn.execute("BEGIN IMMEDIATE")  # holds the write lock...
+        conn.execute("UPDATE clock SET offset_s = offset_s + 1")
+        freeze_here()  # ...while frozen
+        conn.execute("ROLLBACK")
+        return "rolled back"
+
+    frozen = FrozenChild(writer_frozen_mid_transaction)
+    try:
+        frozen.wait_frozen()
+        world = World(directory)  # no write transaction just to open
+        assert world.billing.charges() == [] and world.ledger().rows == []
+        world.billing.close()
+        world.billing.busy_timeout_ms = 200  # the next connection waits 0.2 s, not 10 s
+        with pytest.raises(DatabaseBusy, match=r"billing\.db stayed locked by another process"):
+            world.billing.charge(**ARGS, idempotency_key="k1")
+        assert world.billing.charges() == []
+    finally:
+        assert frozen.thaw() == {"result": "rolled back"}
+    assert world.billing.charge(**ARGS, idempotency_key="k1")["replayed"] is False
+    world.close()
