@@ -9,7 +9,10 @@ reconciliation lands in both.
   with no crash point armed.
 - :func:`thread_finished`: the thread ran to its end.
 - :func:`reconcile_pending`: settle the guard's in-flight record, waiting
-  while the provider still has the call in flight.
+  while the provider still has the call in flight, by sending the same request
+  again with the same key.
+- :data:`SETTLED_ELSEWHERE`: the errors that mean "another process finished
+  this step", which a resumer answers by resuming again, not by failing.
 """
 
 from __future__ import annotations
@@ -21,9 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from course.base import crashpoints
+from course.durable import StepSettledElsewhere, Superseded
 from course.durable.guard import reconcile
 from course.world import World
 from course.world.billing import KeyInUse
+
+# "Another process finished (or took over) this step": a resumer that meets one of these
+# lost a race it had no need to win; it resumes again instead of failing.
+SETTLED_ELSEWHERE = (StepSettledElsewhere, Superseded)
 
 
 def become_worker(run_dir: Path) -> None:
@@ -59,3 +67,5 @@ def reconcile_pending(world: World, session_id: str, step: str, *, poll_s: float
             return reconcile(session_id, step, store=world.records, fence=fence, **how)
         except KeyInUse:
             time.sleep(poll_s)
+        except SETTLED_ELSEWHERE:
+            return "settled_elsewhere"  # another resumer reconciled it first: nothing to do
