@@ -148,3 +148,78 @@ def test_a_frozen_writer_never_stops_a_world_from_opening_and_a_lock_wait_says_w
         assert frozen.thaw() == {"result": "rolled back"}
     assert world.billing.charge(**ARGS, idempotency_key="k1")["replayed"] is False
     world.close()
+
+
+# ------------------------------------------------------------- freezes in the fuzzer
+def test_fault_plans_are_reproducible_and_pause_only_when_asked():
+    from course.crash.fuzz import PAUSE_MAX_S, Profile, plan_faults
+
+    profile = Profile(0.1, (0.04, 0.09))
+    paused = plan_faults(3, 400, profile, "pause")
+    assert paused == plan_faults(3, 400, profile, "pause") != plan_faults(4, 400, profile, "pause")
+    assert paused[:50] == plan_faults(3, 50, profile, "pause")  # more draws extend the list
+    pauses = [f.pause_for_s for f in paused if f.pause_for_s is not None]
+    assert 120 < len(pauses) < 280 and all(0 <= p <= PAUSE_MAX_S for p in pauses)
+    follow_ups = [f.then_kill for f in paused if f.then_kill]
+    assert 60 < len(follow_ups) < 200 and {stage for stage, _ in follow_ups} == {2, 3}
+    killed_only = plan_faults(3, 400, profile, "kill")
+    assert all(f.pause_for_s is None for f in killed_only)
+    with pytest.raises(ValueError, match="unknown fault 'melt'"):
+        plan_faults(3, 1, profile, "melt")
+
+
+def test_a_paused_worker_is_woken_while_a_resumer_works_and_charges_once():
+    from course.crash import CrashHarness
+
+    harness = CrashHarness("keyed")
+    result = harness.run(kill_after_s=0.0, pause_for_s=0.3)  # frozen at once, woken later
+    outcomes = [a.outcome for a in result.attempts]
+    assert outcomes[0] == "paused", outcomes  # the freeze landed
+    assert result.attempts[-1].armed == "woken"  # and the woken worker was waited for
+    assert result.status == "completed"
+    assert (result.charges, result.emails) == (1, 1), result.attempts
+
+
+def test_a_follow_up_kill_lands_in_the_resumer():
+    from course.crash import CrashHarness
+
+    result = CrashHarness("keyed").run("charge", "after_effect", then_kill=(2, 0.0))
+    assert [a.outcome for a in result.attempts[:2]] == ["killed", "killed"]  # both landed
+    assert result.status == "completed"
+    assert (result.charges, result.emails) == (1, 1)
+
+
+def test_a_kill_in_the_middle_of_a_reconciliation_is_settled_by_the_next_one(tmp_path):
+    import json
+
+    from course.crash import CrashHarness
+    from course.durable import args_hash, idem_key
+
+    harness = CrashHarness("keyed", root=tmp_path)
+    run_dir = harness.fresh_run_dir("reconcile-kill")
+    world = World(run_dir)
+    world.records.record_intent("t1:charge", idem_key("t1", "charge", ARGS), args_hash(ARGS),
+                                args=ARGS)  # a worker died between intent and charge
+    (run_dir / "reconcile.json").write_text(json.dumps({"session_id": "t1", "step": "charge"}))
+    killed = harness._reconcile(run_dir, world, kill_after_s=0.0)
+    assert killed is not None and killed.outcome == "killed"  # the kill landed
+    assert harness._reconcile(run_dir, world) is None  # the next reconciliation settles it
+    assert world.records.get("t1:charge").status == "done"
+    assert len(world.billing.charges()) == 1
+    world.close()
+
+
+def test_the_command_line_adds_pauses_to_the_last_line():
+    import re
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "course.crash", "fuzz", "--kills", "6", "--seed", "2",
+         "--fault", "pause", "--profile", "120,40,110", "--no-progress"],
+        capture_output=True, text=True, check=True, timeout=300)
+    last = done.stdout.strip().splitlines()[-1]
+    found = re.fullmatch(r"kills=(\d+) double_charges=0 double_emails=0 lost=0 "
+                         r"reconciled=\d+ pauses=(\d+)", last)
+    assert found, last
+    assert int(found.group(1)) + int(found.group(2)) == 6
