@@ -253,11 +253,13 @@ class SQLiteStore(SqliteBacked, IdempotencyStore):
     def record_result(self, record_id: str, result: Any, *,
                       fence: int | None = None) -> StepRecord:
         encoded = _encode_result(result)
-        with transaction(self._conn):  # the token check and the write: one transaction
-            _check_settle(record_id, self.get(record_id), fence)
-            self._conn.execute(
-                "UPDATE step_records SET status = 'done', result = ? WHERE record_id = ?",
-                (encoded, record_id))
+        with transaction(self._conn):  # the token check and the write: one statement
+            cur = self._conn.execute(
+                "UPDATE step_records SET status = 'done', result = ? WHERE record_id = ? "
+                "AND status = 'in_flight' AND (? IS NULL OR fence = ?)",
+                (encoded, record_id, fence, fence))
+            if cur.rowcount != 1:  # say why: finished, cleared, or taken over
+                _check_settle(record_id, self.get(record_id), fence)
             record = self.get(record_id)
         assert record is not None
         return record
