@@ -402,9 +402,8 @@ class BillingSimulator(SqliteBacked):
                 response = commit()
                 self._finish(key, fence, {**response, "replayed": False})
         except CardDeclined as error:
-            with transaction(self._conn):
-                if self._superseded(key, fence) is None:
-                    self._finish(key, fence, {"error": error.to_dict()})  # replayed to retries
+            with transaction(self._conn):  # a no-op if the key is no longer this call's
+                self._finish(key, fence, {"error": error.to_dict()})  # replayed to retries
             raise
         except InvalidRequest:
             with transaction(self._conn):  # validation failed: store nothing, free the key
@@ -465,7 +464,8 @@ class BillingSimulator(SqliteBacked):
         )
 
     def _finish(self, key: str, fence: int, response: dict[str, Any]) -> None:
-        fenced = " AND fence = ?" if self.fenced else ""
+        """Store the result under the key; fenced, only while the reservation is this call's."""
+        fenced = " AND fence = ? AND status = 'in_flight'" if self.fenced else ""
         self._conn.execute(
             f"UPDATE idempotency_keys SET status = 'done', response = ? WHERE key = ?{fenced}",
             (json.dumps(response), key, *((fence,) if self.fenced else ())),
