@@ -223,3 +223,16 @@ def test_the_command_line_adds_pauses_to_the_last_line():
                          r"reconciled=\d+ pauses=(\d+)", last)
     assert found, last
     assert int(found.group(1)) + int(found.group(2)) == 6
+
+
+def test_a_record_kept_without_its_arguments_is_reconciled_by_listing_our_own_charges(world):
+    from course.crash.resume import reconcile_pending
+    from course.durable import args_hash
+
+    world.records.record_intent("t1:charge", "k-landed", args_hash(ARGS))  # no args kept
+    world.billing.charge(**ARGS, idempotency_key="k-landed")
+    assert reconcile_pending(world, "t1", "charge", poll_s=0.01) == "landed"
+    assert world.records.get("t1:charge").result["idempotency_key"] == "k-landed"
+    world.records.record_intent("t2:charge", "k-never", args_hash(ARGS))
+    assert reconcile_pending(world, "t2", "charge", poll_s=0.01) == "not_landed"
+    assert world.records.get("t2:charge") is None and len(world.billing.charges()) == 1

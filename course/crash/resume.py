@@ -17,6 +17,7 @@ reconciliation lands in both.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -25,7 +26,7 @@ from typing import Any
 
 from course.base import crashpoints
 from course.durable import StepSettledElsewhere, Superseded
-from course.durable.guard import reconcile
+from course.durable.guard import reconcile, record_id
 from course.world import World
 from course.world.billing import KeyInUse
 
@@ -58,10 +59,11 @@ def reconcile_pending(world: World, session_id: str, step: str, *, poll_s: float
     A money step is reconciled as with Stripe: the same request is sent again with the same
     key and the answer is read (``World.resend``). A step with no provider call (an email)
     is looked up by listing our own messages."""
-    try:
-        how: dict[str, Any] = {"fn": world.resend(step)}
-    except ValueError:
-        how = {"lookup": world.find_mail}
+    record = world.records.get(record_id(session_id, step))
+    how: dict[str, Any] = {"lookup": world.find_listed}  # no arguments kept: list, do not send
+    if record is not None and record.args is not None:
+        with contextlib.suppress(ValueError):  # a step with no provider call: list
+            how = {"fn": world.resend(step)}
     while True:
         try:
             return reconcile(session_id, step, store=world.records, fence=fence, **how)

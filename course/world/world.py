@@ -53,6 +53,15 @@ class World:
         """The mail sent under ``key``, found by listing our own messages (a keyless lookup)."""
         return next((m for m in self.mail.sent() if m["email_id"] == key), None)
 
+    def find_listed(self, key: str) -> dict[str, Any] | None:
+        """The charge, refund or mail that carries ``key``, found by listing our own objects
+        (what you do with a provider that has no keys, or once a key was pruned). It cannot
+        see a call still in flight: use it only where :meth:`resend` is impossible."""
+        for row in (*self.billing.charges(), *self.billing.refunds()):
+            if row["idempotency_key"] == key:
+                return row
+        return self.find_mail(key)
+
     def find_effect(self, key: str) -> dict[str, Any] | None:
         """What the provider (through the simulator-only ``find_by_key``) or the mail vendor
         holds for ``key``. A convenience for demos of the simulator: reconcile an in-flight
