@@ -307,6 +307,9 @@ class FuzzReport:
         full = max((o.trail for o in self.outcomes), key=len, default=[])  # an unkilled run's
 
         def rank(zone: str) -> tuple[int, int]:
+            if zone.startswith("paused in "):  # the freezes, after the kills, in graph order
+                first, second = rank(zone.removeprefix("paused in "))
+                return (3 + first, second)
             if zone == STARTUP:
                 return (0, 0)
             if zone in full:
