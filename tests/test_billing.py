@@ -6,12 +6,11 @@ import multiprocessing
 import threading
 import time
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
-from freezing import FrozenChild, freeze_here
 
 import course.world.billing as module
+from course.crash import FrozenChild, freeze_here
 from course.world.billing import (
     BillingSimulator,
     CardDeclined,
@@ -258,9 +257,8 @@ def _frozen_charge(path, key: str, *, fenced: bool = True, lease_s: float = 0.05
     a provider slower than its in-flight lease, or a worker paused mid-call."""
 
     def body():
-        module.time = SimpleNamespace(sleep=lambda _s: freeze_here(), time=time.time)
-        slow = BillingSimulator(path, in_flight_lease_s=lease_s, processing_delay_s=0.01,
-                                fenced=fenced)
+        slow = BillingSimulator(path, in_flight_lease_s=lease_s, fenced=fenced,
+                                on_processing=freeze_here)
         return slow.charge(**ADA, idempotency_key=key)
 
     child = FrozenChild(body)

@@ -16,12 +16,10 @@ same key) and charges. Then the frozen worker wakes up and tries to commit.
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
 import pytest
-from freezing import FrozenChild, freeze_here
 
-import course.world.billing as billing_module
+from course.crash import FrozenChild, freeze_here, frozen_worker_demo
 from course.durable import LeaseLost, NeedsReconcile, SQLiteLeases, guarded, reconcile
 from course.durable.lease import PostgresLeases
 from course.world import KeyInUse, World
@@ -57,9 +55,8 @@ def frozen_worker(directory, open_stores, *, fenced: bool, thread_lease_s: float
     the provider, and freezes there."""
 
     def body():
-        billing_module.time = SimpleNamespace(sleep=lambda _s: freeze_here(), time=time.time)
-        world = World(directory, in_flight_lease_s=0.05, processing_delay_s=0.01,
-                      fenced=fenced)
+        world = World(directory, in_flight_lease_s=0.05, fenced=fenced,
+                      on_processing=freeze_here)
         records, leases = open_stores(world)
         token = 1
         if thread_lease_s is not None:
@@ -117,6 +114,15 @@ def test_a_frozen_worker_that_wakes_up_late_charges_once_only_with_fencing(
             leases.check("t1", "worker-1", 1)
     leases.close()
     world.close()
+
+
+@pytest.mark.parametrize(("fenced", "charges"), [(False, 2), (True, 1)])
+def test_the_lesson_demo_shows_the_double_charge_only_without_fencing(tmp_path, fenced, charges):
+    run = frozen_worker_demo(tmp_path / "demo", fenced=fenced)
+    assert run.resumer == "sent_now"  # the frozen call had not committed; the resumer's did
+    assert run.charges == charges
+    assert [r["charges"] for r in run.ledger.rows] == [charges]
+    assert run.woken["error"].startswith("StepSettledElsewhere: another process finished")
 
 
 def test_a_frozen_writer_never_stops_a_world_from_opening_and_a_lock_wait_says_which_file(

@@ -77,7 +77,7 @@ class StepSettledElsewhere(ValueError):
                     "complete; this process's result was not recorded")
         else:
             text = (f"another process finished step {record_id!r} first; this process's "
-                    "result was not recorded and nothing was done twice")
+                    "result was not recorded over it")
         super().__init__(text)
         self.record_id = record_id
         self.existing = existing

@@ -56,6 +56,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,10 @@ class BillingSimulator(SqliteBacked):
         processing_delay_s: float = 0.0,
         keep_keys_for: timedelta = KEY_RETENTION,
         fenced: bool = True,
+        on_processing: Callable[[], None] | None = None,
     ) -> None:
+        """``on_processing`` runs while a keyed call is being processed (after its key is
+        reserved, before it commits): a demo freezes the calling worker there."""
         if keep_keys_for < KEY_RETENTION:
             raise ValueError(
                 f"keys may be pruned only once they are at least 24 h old, not after "
@@ -197,6 +201,7 @@ class BillingSimulator(SqliteBacked):
         self.processing_delay_s = processing_delay_s
         self.keep_keys_for = keep_keys_for
         self.fenced = fenced
+        self.on_processing = on_processing
         super().__init__(path)
 
     # ------------------------------------------------------------------ clock
@@ -394,6 +399,8 @@ class BillingSimulator(SqliteBacked):
         fence = reserved
         if self.processing_delay_s:
             time.sleep(self.processing_delay_s)
+        if self.on_processing is not None:
+            self.on_processing()
         try:
             with transaction(self._conn):
                 late = self._superseded(key, fence)
