@@ -242,3 +242,29 @@ def test_a_record_kept_without_its_arguments_is_reconciled_by_listing_our_own_ch
     world.records.record_intent("t2:charge", "k-never", args_hash(ARGS))
     assert reconcile_pending(world, "t2", "charge", poll_s=0.01) == "not_landed"
     assert world.records.get("t2:charge") is None and len(world.billing.charges()) == 1
+
+
+def test_files_made_before_fencing_gain_their_columns(tmp_path):
+    import sqlite3
+
+    from course.durable import SQLiteStore
+    from course.world import BillingSimulator
+
+    old = sqlite3.connect(tmp_path / "records.db")
+    old.executescript(
+        "CREATE TABLE step_records (record_id TEXT PRIMARY KEY, idem_key TEXT NOT NULL, "
+        "args_hash TEXT NOT NULL, status TEXT NOT NULL, result TEXT);"
+        "INSERT INTO step_records VALUES ('old:charge', 'k', 'h', 'done', '{}');"
+        "CREATE TABLE idempotency_keys (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, "
+        "status TEXT NOT NULL, response TEXT, created_at TEXT NOT NULL, "
+        "lease_until REAL NOT NULL);")
+    old.close()
+    store = SQLiteStore(tmp_path / "records.db")
+    assert store.get("old:charge").fence == 1
+    store.record_intent("t1:charge", "k1", "h1", args={"cents": 1})
+    assert store.get("t1:charge").args == {"cents": 1}
+    store.close()
+    billing = BillingSimulator(tmp_path / "records.db")
+    assert billing.charge(**ARGS, idempotency_key="k1")["replayed"] is False
+    assert billing.charge(**ARGS, idempotency_key="k1")["replayed"] is True
+    billing.close()

@@ -123,3 +123,23 @@ def test_records_lists_everything_in_order(store):
     for name in ("t2:email", "t1:charge"):
         store.record_intent(name, f"key-{name}", "h")
     assert [r.record_id for r in store.records()] == ["t1:charge", "t2:email"]
+
+
+@pytest.mark.postgres
+def test_a_postgres_table_from_before_fencing_gains_its_columns(postgres_uri):
+    import psycopg
+
+    from course.durable import PostgresStore
+
+    with psycopg.connect(postgres_uri, autocommit=True) as conn:
+        conn.execute("CREATE TABLE step_records (record_id TEXT PRIMARY KEY, "
+                     "idem_key TEXT NOT NULL, args_hash TEXT NOT NULL, status TEXT NOT NULL, "
+                     "result TEXT)")
+        conn.execute("INSERT INTO step_records VALUES ('old:charge', 'k', 'h', 'done', '1')")
+    store = PostgresStore(postgres_uri)
+    try:
+        assert store.get("old:charge").fence == 1 and store.get("old:charge").result == 1
+        store.record_intent("t1:charge", "key-1", "hash-1", args={"cents": 1}, fence=3)
+        assert store.get("t1:charge").args == {"cents": 1}
+    finally:
+        store.close()

@@ -220,6 +220,8 @@ class SQLiteStore(SqliteBacked, IdempotencyStore):
     """Records in a SQLite file: survives SIGKILL; shared by every process given the path."""
 
     schema = _SQLITE_SCHEMA
+    upgrades = (("step_records", "args", "TEXT"),
+                ("step_records", "fence", "INTEGER NOT NULL DEFAULT 1"))
 
     def get(self, record_id: str) -> StepRecord | None:
         row = self._conn.execute(

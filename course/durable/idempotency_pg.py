@@ -90,7 +90,12 @@ class PostgresStore(IdempotencyStore):
                 self._pg.conn.execute(
                     sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
             self._pg.conn.execute(sql.SQL(_SCHEMA).format(table=self._table))
-            self._pg.conn.execute(sql.SQL(_UPGRADE).format(table=self._table))
+            try:  # a table made before fencing lacks two columns; ALTER only then (it locks)
+                with self._pg.conn.transaction():
+                    self._pg.conn.execute(
+                        self._sql("SELECT args, fence FROM {table} LIMIT 0"))
+            except psycopg.errors.UndefinedColumn:
+                self._pg.conn.execute(sql.SQL(_UPGRADE).format(table=self._table))
 
     def _sql(self, text: str) -> sql.Composed:
         return sql.SQL(text).format(table=self._table)

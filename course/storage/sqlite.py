@@ -85,6 +85,9 @@ class SqliteBacked:
 
     schema = ""
     busy_timeout_ms = 10_000
+    # (table, column, declaration) added since a file may have been made: a file from
+    # before gets them with ALTER TABLE (a write, only then)
+    upgrades: tuple[tuple[str, str, str], ...] = ()
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -101,6 +104,12 @@ class SqliteBacked:
                 conn.executescript(f"BEGIN IMMEDIATE;\n{self.schema}\nCOMMIT;")
             except sqlite3.OperationalError as error:
                 raise busy_error(conn, error) from None
+        for table, column, declaration in self.upgrades:
+            if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+                with transaction(conn):
+                    if column not in {row[1] for row in conn.execute(
+                            f"PRAGMA table_info({table})")}:  # not added meanwhile
+                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
         return conn
 
     def _schema_present(self, conn: sqlite3.Connection) -> bool:

@@ -180,6 +180,7 @@ class BillingSimulator(SqliteBacked):
     """CloudWave's payment provider. Every process given the same ``path`` shares it."""
 
     schema = _SCHEMA
+    upgrades = (("idempotency_keys", "fence", "INTEGER NOT NULL DEFAULT 1"),)
 
     def __init__(
         self,
