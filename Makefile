@@ -51,6 +51,7 @@ crashtest: setup
 	$(BIN)/python -m course.crash matrix --graph naive
 	$(BIN)/python -m course.crash matrix --graph keyed
 	$(BIN)/python -m course.crash fuzz --graph keyed --kills 1000 --seed 1 --strict
+	$(BIN)/python -m course.crash fuzz --graph keyed --kills 1000 --seed 1 --fault pause --strict
 
 bench: setup
 	$(BIN)/python -m bench

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
+from datetime import timedelta
 
 import pytest
 
+import course.world.billing as module
+from course.crash import FrozenChild, freeze_here
 from course.world.billing import (
     BillingSimulator,
     CardDeclined,
@@ -186,7 +190,139 @@ def test_refunds_cannot_exceed_the_invoice(billing):
     assert len(billing.refunds()) == 1
 
 
-def test_find_by_key_reports_what_the_provider_committed(billing):
+def test_find_by_key_is_a_simulator_convenience_that_reports_what_was_committed(billing):
+    assert "not a Stripe feature" in BillingSimulator.find_by_key.__doc__
     assert billing.find_by_key("k1") is None
     billing.charge(**ADA, idempotency_key="k1")
     assert billing.find_by_key("k1")["invoice_id"] == "inv_9"
+
+
+# ------------------------------------------------------------ Stripe, precisely
+def test_keys_may_be_pruned_at_24_hours_at_the_earliest(tmp_path, billing):
+    with pytest.raises(ValueError, match="at least 24 h old"):
+        BillingSimulator(tmp_path / "other.db", keep_keys_for=timedelta(hours=23))
+    keeper = BillingSimulator(tmp_path / "keeper.db", keep_keys_for=timedelta(hours=48))
+    keeper.charge(**ADA, idempotency_key="k1")
+    keeper.advance_clock(hours=30)
+    assert keeper.charge(**ADA, idempotency_key="k1")["replayed"] is True  # kept longer: fine
+    billing.charge(**ADA, idempotency_key="k1")
+    billing.advance_clock(hours=24)  # exactly 24 h: now it may be forgotten
+    assert billing.charge(**ADA, idempotency_key="k1")["replayed"] is False
+    assert "a minimum, not an expiry" in module.__doc__
+
+
+def test_a_failed_validation_stores_nothing_so_a_fixed_retry_is_judged_afresh(billing):
+    billing.refund(customer_id="cus_ada", invoice_id="inv_9", cents=2000, idempotency_key="r0")
+    with pytest.raises(InvalidRequest, match="more than the invoice"):
+        billing.refund(customer_id="cus_ada", invoice_id="inv_9", cents=1000,
+                       idempotency_key="r1")
+    stored = billing.keys()
+    assert [k["key"] for k in stored] == ["r0"]  # nothing stored under r1
+    with pytest.raises(InvalidRequest, match="must be positive"):
+        billing.charge(**{**ADA, "cents": -1}, idempotency_key="k1")
+    assert billing.charge(**ADA, idempotency_key="k1")["replayed"] is False  # not replayed
+
+
+def test_a_conflicting_concurrent_call_stores_nothing(tmp_path):
+    path = tmp_path / "billing.db"
+    billing = BillingSimulator(path)
+    frozen = _frozen_charge(path, "k1", lease_s=30)  # still processing, and will be for long
+    try:
+        with pytest.raises(KeyInUse, match="still being processed") as conflict:
+            billing.charge(**ADA, idempotency_key="k1")
+        assert conflict.value.retryable
+        stored = billing.keys()
+        assert [(k["key"], k["status"]) for k in stored] == [("k1", "in_flight")]
+    finally:
+        first = frozen.thaw()
+    assert first["result"]["replayed"] is False
+    assert len(billing.charges()) == 1
+
+
+def test_a_stored_decline_is_replayed_and_other_parameters_still_charge_nothing(billing):
+    sam = {"customer_id": "cus_sam", "invoice_id": "inv_13", "cents": 2900}
+    with pytest.raises(CardDeclined) as first:
+        billing.charge(**sam, idempotency_key="sam-1")
+    with pytest.raises(CardDeclined) as again:
+        billing.charge(**sam, idempotency_key="sam-1")
+    assert str(again.value) == str(first.value)
+    with pytest.raises(IdempotencyKeyMismatch, match="nothing was charged"):
+        billing.charge(**ADA, idempotency_key="sam-1")
+    assert billing.charges() == []
+
+
+# ---------------------------------------------------------------------- fencing
+def _frozen_charge(path, key: str, *, fenced: bool = True, lease_s: float = 0.05) -> FrozenChild:
+    """A caller whose provider call freezes after the key is reserved, before the commit:
+    a provider slower than its in-flight lease, or a worker paused mid-call."""
+
+    def body():
+        slow = BillingSimulator(path, in_flight_lease_s=lease_s, fenced=fenced,
+                                on_processing=freeze_here)
+        return slow.charge(**ADA, idempotency_key=key)
+
+    child = FrozenChild(body)
+    child.wait_frozen()
+    return child
+
+
+def _wait_for_the_reservation_to_run_out(billing, key: str) -> None:
+    while True:
+        row = billing._conn.execute(  # the simulator's own table
+            "SELECT lease_until FROM idempotency_keys WHERE key = ?", (key,)).fetchone()
+        assert row is not None, "the frozen caller should have reserved the key"
+        if row["lease_until"] < time.time():
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize(("fenced", "charges"), [(False, 2), (True, 1)])
+def test_a_caller_frozen_past_its_reservation_charges_twice_only_without_fencing(
+        tmp_path, fenced, charges):
+    path = tmp_path / "billing.db"
+    billing = BillingSimulator(path, fenced=fenced)
+    frozen = _frozen_charge(path, "k1", fenced=fenced)
+    try:
+        _wait_for_the_reservation_to_run_out(billing, "k1")
+        retry = billing.charge(**ADA, idempotency_key="k1")  # same key, same parameters
+        assert retry["replayed"] is False  # the frozen call had not committed: this one does
+    finally:
+        late = frozen.thaw()
+    assert len(billing.charges()) == charges
+    if fenced:  # the late commit was rolled back and answered with the stored result
+        assert late["result"]["id"] == retry["id"] and late["result"]["replayed"] is True
+
+
+def test_a_late_commit_while_the_new_owner_is_still_at_work_is_refused_in_words(tmp_path):
+    path = tmp_path / "billing.db"
+    billing = BillingSimulator(path)
+    first = _frozen_charge(path, "k1")
+    second = None
+    try:
+        _wait_for_the_reservation_to_run_out(billing, "k1")
+        second = _frozen_charge(path, "k1", lease_s=30)  # took the key over, then froze
+    finally:
+        late = first.thaw()
+        now = second.thaw() if second else None
+    assert late["error"].startswith("ReservationSuperseded: ") and "charged nothing" in late[
+        "error"]
+    assert now is not None and now["result"]["replayed"] is False
+    assert [c["id"] for c in billing.charges()] == [now["result"]["id"]]
+
+
+def test_an_expired_in_flight_key_is_never_reported_as_never_landed_while_it_could_commit(
+        tmp_path):
+    path = tmp_path / "billing.db"
+    billing = BillingSimulator(path)
+    frozen = _frozen_charge(path, "k1", lease_s=1.0)
+    try:
+        with pytest.raises(KeyInUse):  # while its hold lasts: 409, like Stripe
+            billing.find_by_key("k1")
+        _wait_for_the_reservation_to_run_out(billing, "k1")
+        assert billing.find_by_key("k1") is None  # revoked first, then "never landed"
+    finally:
+        late = frozen.thaw()
+    assert late["error"].startswith("ReservationSuperseded: ")
+    assert billing.charges() == []  # "never landed" stayed true
+    assert billing.charge(**ADA, idempotency_key="k1")["replayed"] is False
+    assert len(billing.charges()) == 1

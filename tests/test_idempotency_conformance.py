@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from course.durable.idempotency import MemoryStore, RecordExists, SQLiteStore
+from course.durable.idempotency import (
+    MemoryStore,
+    RecordExists,
+    SQLiteStore,
+    StepSettledElsewhere,
+    Superseded,
+)
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -47,14 +53,53 @@ def test_a_second_intent_for_the_same_record_is_refused_with_the_existing_one(st
     assert caught.value.existing.idem_key == "key-1"
 
 
-def test_results_need_an_in_flight_record(store):
-    with pytest.raises(ValueError, match="no in-flight record"):
+def test_results_need_an_in_flight_record_and_say_who_settled_it(store):
+    with pytest.raises(StepSettledElsewhere, match="another process settled step 't1:charge'"):
         store.record_result("t1:charge", {"id": "ch_1"})
     store.record_intent("t1:charge", "key-1", "hash-1")
     store.record_result("t1:charge", {"id": "ch_1"})
-    with pytest.raises(ValueError, match="no in-flight record"):
+    with pytest.raises(StepSettledElsewhere, match="another process finished step 't1:charge'"):
         store.record_result("t1:charge", {"id": "ch_2"})
     assert store.get("t1:charge").result == {"id": "ch_1"}
+
+
+def test_intent_keeps_the_arguments_and_the_owners_token(store):
+    store.record_intent("t1:charge", "key-1", "hash-1", args={"cents": 2900}, fence=7)
+    record = store.get("t1:charge")
+    assert (record.args, record.fence) == ({"cents": 2900}, 7)
+    store.record_intent("t2:charge", "key-2", "hash-2")
+    assert (store.get("t2:charge").args, store.get("t2:charge").fence) == (None, 1)
+
+
+def test_a_taken_over_record_refuses_the_superseded_owners_writes(store):
+    mine = store.record_intent("t1:charge", "key-1", "hash-1")
+    theirs = store.take_over("t1:charge")
+    assert theirs.fence > mine.fence and store.get("t1:charge").fence == theirs.fence
+    with pytest.raises(Superseded, match="taken over by another process"):
+        store.record_result("t1:charge", {"id": "ch_late"}, fence=mine.fence)
+    with pytest.raises(Superseded):
+        store.clear("t1:charge", fence=mine.fence)
+    assert store.get("t1:charge").status == "in_flight"  # the stale writes changed nothing
+    store.record_result("t1:charge", {"id": "ch_1"}, fence=theirs.fence)
+    assert store.get("t1:charge").result == {"id": "ch_1"}
+
+
+def test_a_take_over_needs_a_larger_token_and_leaves_finished_records_alone(store):
+    store.record_intent("t1:charge", "key-1", "hash-1", fence=5)
+    with pytest.raises(Superseded):
+        store.take_over("t1:charge", fence=5)
+    assert store.take_over("t1:charge", fence=9).fence == 9
+    store.record_result("t1:charge", {"id": "ch_1"}, fence=9)
+    assert store.take_over("t1:charge").status == "done"
+    assert store.get("t1:charge").fence == 9
+    assert store.take_over("missing") is None
+
+
+def test_a_finished_result_of_none_is_still_done(store):
+    store.record_intent("t1:noop", "key-1", "hash-1")
+    store.record_result("t1:noop", None)
+    record = store.get("t1:noop")
+    assert (record.status, record.result) == ("done", None)
 
 
 def test_clear_removes_only_in_flight_records(store):
@@ -78,3 +123,23 @@ def test_records_lists_everything_in_order(store):
     for name in ("t2:email", "t1:charge"):
         store.record_intent(name, f"key-{name}", "h")
     assert [r.record_id for r in store.records()] == ["t1:charge", "t2:email"]
+
+
+@pytest.mark.postgres
+def test_a_postgres_table_from_before_fencing_gains_its_columns(postgres_uri):
+    import psycopg
+
+    from course.durable import PostgresStore
+
+    with psycopg.connect(postgres_uri, autocommit=True) as conn:
+        conn.execute("CREATE TABLE step_records (record_id TEXT PRIMARY KEY, "
+                     "idem_key TEXT NOT NULL, args_hash TEXT NOT NULL, status TEXT NOT NULL, "
+                     "result TEXT)")
+        conn.execute("INSERT INTO step_records VALUES ('old:charge', 'k', 'h', 'done', '1')")
+    store = PostgresStore(postgres_uri)
+    try:
+        assert store.get("old:charge").fence == 1 and store.get("old:charge").result == 1
+        store.record_intent("t1:charge", "key-1", "hash-1", args={"cents": 1}, fence=3)
+        assert store.get("t1:charge").args == {"cents": 1}
+    finally:
+        store.close()

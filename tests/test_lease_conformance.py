@@ -15,6 +15,7 @@ import pytest
 
 from course.durable.lease import (
     InProgressElsewhere,
+    LeaseLost,
     PostgresLeases,
     SQLiteLeases,
     process_alive,
@@ -167,6 +168,63 @@ def test_eight_processes_racing_for_one_lease_one_wins(open_leases):
         statuses = [os.waitpid(pid, 0)[1] for pid in pids]
     assert all(os.WIFEXITED(s) and os.WEXITSTATUS(s) == 0 for s in statuses)
     assert sorted(answers.decode()) == ["L"] * 7 + ["W"]
+
+
+def test_every_new_holder_gets_a_larger_fencing_token(leases):
+    assert leases.acquire("t1", "resumer-1", ttl_s=30)
+    first = leases.holder("t1").fence
+    assert leases.acquire("t1", "resumer-1", ttl_s=60)  # a renewal keeps its token
+    assert leases.holder("t1").fence == first
+    leases.release("t1", "resumer-1")
+    with leases.hold("t1", "resumer-2", ttl_s=30) as lease:  # a release does not reset it
+        assert lease.fence > first and lease.owner == "resumer-2"
+    assert leases.acquire("t2", "resumer-1", ttl_s=30)
+    assert leases.holder("t2").fence >= 1  # every thread counts on its own
+
+
+def test_a_superseded_holder_is_told_its_lease_is_lost(leases):
+    assert leases.acquire("t1", "resumer-1", ttl_s=0.05)
+    old = leases.holder("t1").fence
+    leases.check("t1", "resumer-1", old)  # still its own: no error
+    time.sleep(0.15)
+    with pytest.raises(LeaseLost, match="'resumer-1' lost its lease on thread 't1'"):
+        leases.check("t1", "resumer-1", old)  # ran out, even before anyone took it
+    assert leases.acquire("t1", "resumer-2", ttl_s=30)
+    with pytest.raises(LeaseLost, match="'resumer-2' holds it now") as lost:
+        leases.check("t1", "resumer-1", old)
+    assert lost.value.current.fence > old
+    assert leases.acquire("t1", "resumer-1", ttl_s=30) is False  # and cannot renew it
+
+
+def test_a_frozen_holder_wakes_up_superseded(open_leases):
+    """SIGSTOP a real holder past its time; another takes the thread; the holder, woken, is
+    refused by its token."""
+    leases = open_leases()
+    out_r, out_w = os.pipe()
+
+    def holder() -> int:
+        mine = open_leases()
+        assert mine.acquire("t1", "worker-1", ttl_s=0.1)
+        token = mine.holder("t1").fence
+        os.kill(os.getpid(), signal.SIGSTOP)  # frozen here, lease running out
+        try:
+            mine.check("t1", "worker-1", token)
+            os.write(out_w, b"still mine")
+        except LeaseLost as lost:
+            os.write(out_w, str(lost).encode())
+        return 0
+
+    pid = in_child(holder)
+    os.close(out_w)
+    _, status = os.waitpid(pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), "the holder should have frozen itself"
+    while leases.holder("t1").expires_at > leases.now():
+        time.sleep(0.02)
+    assert leases.acquire("t1", "resumer-1", ttl_s=30) is True  # alive but frozen: time decides
+    os.kill(pid, signal.SIGCONT)
+    answer = os.read(out_r, 1000).decode()
+    assert os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 0
+    assert "'worker-1' lost its lease" in answer and "'resumer-1' holds it now" in answer
 
 
 def test_hold_releases_even_when_the_block_fails(leases):

@@ -51,7 +51,7 @@ from course.base import crashpoints
 from course.base.table import Table
 from course.cloudwave.nodes import DEFAULT_MESSAGE
 from course.crash.harness import Factory, resolve_factory
-from course.crash.resume import become_worker, reconcile_pending, thread_finished
+from course.crash.resume import SETTLED_ELSEWHERE, become_worker, reconcile_pending, thread_finished
 from course.durable.guard import NeedsReconcile
 from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
 from course.world import World
@@ -416,6 +416,8 @@ def _resume(graph: Any, config: dict[str, Any], world: World, thread_id: str,
             reconciled += 1
         except KeyInUse:  # the provider is still on it: give it a moment
             time.sleep(PROVIDER["in_flight_lease_s"] / 4)
+        except SETTLED_ELSEWHERE:  # another resumer finished this step first: look again
+            continue
     raise RuntimeError(f"thread {thread_id!r} did not finish after 20 resumes")
 
 

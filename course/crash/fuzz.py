@@ -35,6 +35,16 @@ What it promises:
   shows where the kills landed (after which crash point) and what they caused.
 - **Fast.** Scenarios run in parallel lanes (one per core), each lane a
   process forked from this warm one, each worker forked from its lane.
+- **Kills after the first one, and freezes.** About a third of the scenarios
+  also get a follow-up SIGKILL in a later stage: a resumer, or the parent's
+  reconciliation (then run in a forked child). With ``--fault pause``, half of
+  the first interruptions are a freeze instead of a kill: the worker gets
+  SIGSTOP at the planned instant and SIGCONT up to :data:`PAUSE_MAX_S` later,
+  while the resumers already work on its thread (a paused worker is not dead:
+  it wakes up and carries on). Both are a pure function of the seed too
+  (:func:`plan_faults`). ``--kills N`` then counts first interruptions that
+  landed (kills and pauses); the last line gains ``pauses=<p>``. Follow-up
+  kills are counted on the line before it (``follow_up_kills=``).
 
 Where the files live: by default in RAM (``/dev/shm``) when it has room. That
 does not weaken what is tested. A SIGKILL ends the process, not the machine:
@@ -72,7 +82,7 @@ from course.base.table import Table
 from course.crash.harness import CrashHarness, EffectVerdicts, ScenarioResult, resolve_factory
 
 OVERSHOOT = 1.15  # uniform draws reach this far past the typical end of a worker
-BIAS = 0.5  # share of draws inside the window where the graph runs
+BIAS = 0.8  # share of draws inside the window where the graph runs (most kills hit nodes)
 CALIBRATION_RUNS = 3  # unkilled runs per lane to measure the profile
 RAM_DIR = Path("/dev/shm")
 RAM_MIN_FREE = 256 * 1024 * 1024
@@ -81,6 +91,10 @@ NOT_LANDED = "not landed (worker had finished)"
 MAX_DRAW_ROUNDS = 30  # rounds of redrawing timers that fired too late, before giving up
 PROBE_EVERY = 8  # with pacing on, one unkilled probe run per lane every this many kills
 KEEP_FAILED = 20  # failing run directories kept under --root for inspection
+FAULTS = ("kill", "pause")
+FOLLOW_UP = 0.3  # share of scenarios with a second SIGKILL in a later stage
+PAUSE_SHARE = 0.5  # with --fault pause: share of first interruptions that freeze, not kill
+PAUSE_MAX_S = 0.25  # a freeze lasts up to this long (the provider's hold is 50 ms)
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,38 @@ def plan(seed: int, kills: int, profile: Profile, *, bias: float = BIAS) -> list
     return delays
 
 
+@dataclass(frozen=True)
+class Faults:
+    """What a scenario gets besides its first timer: a freeze instead of the kill, and a
+    follow-up kill ``(stage, delay_s)`` in a later stage (a resumer or a reconciliation)."""
+
+    pause_for_s: float | None = None
+    then_kill: tuple[int, float] | None = None
+
+    def as_text(self) -> str:
+        return json.dumps([self.pause_for_s, self.then_kill])
+
+    @classmethod
+    def parse(cls, text: str) -> Faults:
+        pause, then = json.loads(text)
+        return cls(pause, tuple(then) if then else None)
+
+
+def plan_faults(seed: int, count: int, profile: Profile, fault: str = "kill") -> list[Faults]:
+    """The extra faults of the first ``count`` scenarios: same arguments, same list (a
+    longer list starts with the shorter one)."""
+    if fault not in FAULTS:
+        raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
+    rng = random.Random(f"{seed}:faults")
+    faults = []
+    for _ in range(count):
+        pause = round(rng.uniform(0, PAUSE_MAX_S), 4) if rng.random() < PAUSE_SHARE else None
+        stage, delay = rng.choice((2, 3)), round(rng.uniform(0, profile.span_s), 7)
+        then = (stage, delay) if rng.random() < FOLLOW_UP else None
+        faults.append(Faults(pause if fault == "pause" else None, then))
+    return faults
+
+
 @dataclass
 class Outcome(EffectVerdicts):
     """What one fuzzed scenario did (a JSON-friendly digest of a ScenarioResult)."""
@@ -150,6 +196,9 @@ class Outcome(EffectVerdicts):
     trail: list[str] = field(default_factory=list)  # crash points the first worker reached
     applied_s: float | None = None  # the timer actually set (planned, scaled to the lane's pace)
     run_dir: str = ""
+    kills: int = 0  # 1 if the first worker died of its SIGKILL
+    pauses: int = 0  # 1 if the first worker was frozen (and woken later) instead
+    follow_up_kills: int = 0  # SIGKILLs that landed later: in a resumer or a reconciliation
 
     @classmethod
     def of(cls, index: int, delay: float | None, result: ScenarioResult,
@@ -157,12 +206,16 @@ class Outcome(EffectVerdicts):
         first = result.attempts[0]
         trail = ["/".join(point) for point in first.reached]
         zone = trail[-1] if trail else STARTUP
+        if result.paused:
+            zone = f"paused in {zone}"
         if not result.kill_landed:
             zone = NOT_LANDED
+        later = sum(a.outcome == "killed" and a.armed != "woken" for a in result.attempts[1:])
         return cls(index, delay, result.kill_landed, zone, result.charges, result.emails,
                    result.reconciled, result.status, result.verdict, len(result.attempts),
                    first.elapsed_s, first.checkpoints_s, trail,
-                   delay if applied is None else applied, str(result.run_dir))
+                   delay if applied is None else applied, str(result.run_dir),
+                   int(first.outcome == "killed"), int(first.outcome == "paused"), later)
 
 
 @dataclass
@@ -177,11 +230,22 @@ class FuzzReport:
     root: str
     cpu_s: float = 0.0  # CPU of this process, the lanes and every worker (calibration included)
     wanted: int = 0  # the kills asked for
+    fault: str = "kill"
 
     @property
     def kills(self) -> int:
-        """SIGKILLs that landed: a timer that fired after its worker finished killed nothing."""
-        return self.landed
+        """First workers SIGKILLed (a timer that fired after its worker finished killed
+        nothing); follow-up kills in later stages are :attr:`follow_up_kills`."""
+        return sum(o.kills for o in self.outcomes)
+
+    @property
+    def follow_up_kills(self) -> int:
+        return sum(o.follow_up_kills for o in self.outcomes)
+
+    @property
+    def pauses(self) -> int:
+        """Workers that were frozen while still running, then woken."""
+        return sum(o.pauses for o in self.outcomes)
 
     @property
     def timers(self) -> int:
@@ -214,23 +278,26 @@ class FuzzReport:
 
     @property
     def kills_per_s(self) -> float:
-        return self.kills / self.elapsed_s if self.elapsed_s else 0.0
+        return self.landed / self.elapsed_s if self.elapsed_s else 0.0
 
     @property
     def clean(self) -> bool:
         return not (self.double_charges or self.double_emails or self.lost)
 
     def summary(self) -> str:
-        return (f"kills={self.kills} double_charges={self.double_charges} "
+        line = (f"kills={self.kills} double_charges={self.double_charges} "
                 f"double_emails={self.double_emails} lost={self.lost} "
                 f"reconciled={self.reconciled}")
+        return f"{line} pauses={self.pauses}" if self.fault == "pause" or self.pauses else line
 
     def landed_line(self) -> str:
-        return (f"landed={self.landed}/{self.wanted} kills from {self.timers} timers "
+        what = "kills and pauses" if self.fault == "pause" else "kills"
+        return (f"landed={self.landed}/{self.wanted} {what} from {self.timers} timers "
                 f"({self.timers - self.landed} fired after the worker had finished, redrawn) "
                 f"errors={len(self.errors)} jobs={self.jobs} "
                 f"elapsed={self.elapsed_s:.1f}s rate={self.kills_per_s:.1f} kills/s "
-                f"cpu={self.cpu_s / max(self.kills, 1) * 1000:.0f} ms/kill")
+                f"cpu={self.cpu_s / max(self.landed, 1) * 1000:.0f} ms/kill "
+                f"follow_up_kills={self.follow_up_kills} (in resumers and reconciliation)")
 
     def zones(self) -> Table:
         """Where the kills landed and what they caused, in the order the graph runs."""
@@ -240,6 +307,9 @@ class FuzzReport:
         full = max((o.trail for o in self.outcomes), key=len, default=[])  # an unkilled run's
 
         def rank(zone: str) -> tuple[int, int]:
+            if zone.startswith("paused in "):  # the freezes, after the kills, in graph order
+                first, second = rank(zone.removeprefix("paused in "))
+                return (3 + first, second)
             if zone == STARTUP:
                 return (0, 0)
             if zone in full:
@@ -260,7 +330,9 @@ class FuzzReport:
                 "timers": self.timers,
                 "landed": self.landed, "double_charges": self.double_charges,
                 "double_emails": self.double_emails, "lost": self.lost,
-                "reconciled": self.reconciled, "delays": self.delays,
+                "reconciled": self.reconciled, "pauses": self.pauses, "fault": self.fault,
+                "follow_up_kills": self.follow_up_kills,
+                "delays": self.delays,
                 "outcomes": [asdict(o) for o in self.outcomes]}
 
 
@@ -287,6 +359,8 @@ def fuzz(
     progress: bool = True,
     bias: float = BIAS,
     adapt: bool | None = None,
+    fault: str = "kill",
+    follow_ups: bool = True,
 ) -> FuzzReport:
     """Calibrate (unless ``profile`` is given), draw the delays, kill and resume ``kills`` times.
 
@@ -294,6 +368,8 @@ def fuzz(
     to the pace the lane's workers have right now, measured by an unkilled probe run every
     :data:`PROBE_EVERY` kills; with a pinned profile the timers are exactly the plan."""
     resolve_factory(graph)  # fail here, with a clear message, not in every lane
+    if fault not in FAULTS:
+        raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
     jobs = max(1, jobs or os.cpu_count() or 1)
     keep = root is not None
     base = Path(root) if root else default_root()[0]
@@ -320,10 +396,14 @@ def fuzz(
                         break
                     first = len(delays)
                     delays = plan(seed, first + missing, profile, bias=bias)
+                    extras = plan_faults(seed, len(delays), profile, fault)
+                    if not follow_ups:
+                        extras = [Faults(e.pause_for_s) for e in extras]
                     outcomes += lanes.run(
                         list(enumerate(delays))[first:],
                         on_result=lambda o: bar.update(1 if o.landed else 0),
-                        pace_of=profile.span_s if adapt else None)
+                        pace_of=profile.span_s if adapt else None,
+                        faults=extras[first:])
                     if lanes.problems:
                         break
             elapsed = time.monotonic() - started
@@ -332,7 +412,7 @@ def fuzz(
             shutil.rmtree(work, ignore_errors=True)
     outcomes.sort(key=lambda o: o.index)
     return FuzzReport(str(graph), seed, profile, delays, outcomes, jobs, elapsed, str(work),
-                      _cpu_s() - cpu_before, wanted=kills)
+                      _cpu_s() - cpu_before, wanted=kills, fault=fault)
 
 
 def _cpu_s() -> float:
@@ -425,11 +505,12 @@ class Lanes:
                        (round(min(window[0], span), 4), round(min(window[1], span), 4)), marks)
 
     def run(self, tasks: list[tuple[int, float | None]], on_result=None,
-            pace_of: float | None = None) -> list[Outcome]:
+            pace_of: float | None = None, faults: list[Faults] | None = None) -> list[Outcome]:
         """Run every ``(index, delay)``; a task lost with a dying lane has no outcome.
 
         With ``pace_of`` (the span the delays were planned for), each lane scales a delay
         by its workers' current life / ``pace_of`` (see :func:`_lane`)."""
+        extra = dict(zip((index for index, _ in tasks), faults or [], strict=False))
         pending = list(reversed(tasks))
         outcomes: list[Outcome] = []
         buffers = dict.fromkeys(self._lanes, b"")
@@ -442,7 +523,9 @@ class Lanes:
                 while pending and idle:
                     fd = idle.pop()
                     index, delay = pending.pop()
-                    os.write(self._lanes[fd][0], f"{index}\t{delay}\t{pace_of}\n".encode())
+                    more = extra.get(index, Faults()).as_text()
+                    os.write(self._lanes[fd][0],
+                             f"{index}\t{delay}\t{pace_of}\t{more}\n".encode())
                     busy.add(fd)
                 if not busy:
                     break  # every lane died
@@ -486,7 +569,8 @@ def _lane(graph: str, root: Path, task_fd: int, result_fd: int, keep_failed: boo
     kept = 0
     with os.fdopen(task_fd, "r") as tasks:
         for line in tasks:
-            index, delay_text, pace_text = line.rstrip("\n").split("\t")
+            index, delay_text, pace_text, *more = line.rstrip("\n").split("\t")
+            faults = Faults.parse(more[0]) if more else Faults()
             delay = None if delay_text == "None" else float(delay_text)
             pace = None if pace_text == "None" else float(pace_text)
             applied = delay
@@ -499,7 +583,9 @@ def _lane(graph: str, root: Path, task_fd: int, result_fd: int, keep_failed: boo
                 paced += 1
                 if lives:
                     applied = round(delay * statistics.median(lives) / pace, 7)
-            result = harness.run(kill_after_s=applied, thread_id=f"fuzz-{index}")
+            result = harness.run(kill_after_s=applied, thread_id=f"fuzz-{index}",
+                                 pause_for_s=faults.pause_for_s if applied is not None else None,
+                                 then_kill=faults.then_kill if applied is not None else None)
             if delay is None and result.status == "completed":
                 lives.append(result.attempts[0].elapsed_s)
             outcome = Outcome.of(int(index), delay, result, applied)
@@ -531,6 +617,9 @@ def add_command(commands) -> None:
                         "to exactly the planned delay")
     p.add_argument("--delays-out", metavar="FILE", help="write the seed, profile and delays")
     p.add_argument("--json", metavar="FILE", help="write every scenario's outcome as JSON")
+    p.add_argument("--fault", choices=FAULTS, default="kill",
+                   help="kill: SIGKILL only; pause: half of the first interruptions freeze the "
+                        "worker (SIGSTOP, then SIGCONT) instead, while resumers carry on")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 if any double or lost run was found (for the keyed graph)")
     p.add_argument("--no-progress", action="store_true")
@@ -548,7 +637,8 @@ def run_command(args) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     report = fuzz(args.graph, args.kills, args.seed, jobs=args.jobs, root=args.root,
-                  profile=profile, progress=not args.no_progress)
+                  profile=profile, progress=not args.no_progress,
+                  fault=getattr(args, "fault", "kill"))
     if args.delays_out:
         Path(args.delays_out).write_text(json.dumps(
             {"seed": report.seed, "kills": report.kills, "profile": report.profile.as_arg(),

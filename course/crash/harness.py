@@ -16,6 +16,18 @@ How one scenario goes (:meth:`CrashHarness.run`):
    parent (ask the provider about the key) and another resume.
 4. When a worker completes, the ledger is read.
 
+Two more faults, for the fuzzer (:mod:`course.crash.fuzz`):
+
+- ``pause_for_s``: the first worker's timer *freezes* it (SIGSTOP) instead of
+  killing it. The harness goes on as if it had died (resumers, reconciliation)
+  while it is frozen, and wakes it (SIGCONT) ``pause_for_s`` seconds later; it
+  then carries on with whatever it was doing, next to the resumers. Its end
+  is waited for before the ledger is read, and recorded as a ``woken`` attempt.
+- ``then_kill=(stage, delay_s)``: one more SIGKILL, ``delay_s`` after a later
+  stage starts. Stages count every worker attempt and every reconciliation
+  (stage 1 is the first worker), so a kill can land in a resumer or in the
+  middle of a reconciliation (which then runs in a forked child).
+
 Why it is fast, and what that does not change:
 
 - Workers are ``fork()``-ed from this process, which has already imported
@@ -63,7 +75,12 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from course.base import crashpoints
 from course.cloudwave.nodes import DEFAULT_MESSAGE, GRAPHS
-from course.crash.resume import become_worker, reconcile_pending, thread_finished
+from course.crash.resume import (
+    SETTLED_ELSEWHERE,
+    become_worker,
+    reconcile_pending,
+    thread_finished,
+)
 from course.durable.guard import NeedsReconcile
 from course.world import World
 from course.world.billing import KeyInUse
@@ -84,6 +101,7 @@ class Attempt:
     detail: str = ""
     elapsed_s: float = 0.0  # from the worker's start (just after fork) to its end
     checkpoints_s: list[float] = field(default_factory=list)  # each durable put, since start
+    frozen: _Frozen | None = field(default=None, repr=False)  # a paused worker, to wake later
 
 
 class EffectVerdicts:
@@ -127,8 +145,13 @@ class ScenarioResult(EffectVerdicts):
 
     @property
     def kill_landed(self) -> bool:
-        """The first worker died of the kill (a timer can fire after the worker finished)."""
-        return bool(self.attempts) and self.attempts[0].outcome == "killed"
+        """The first worker died of the kill, or was frozen by the pause (a timer can fire
+        after the worker finished)."""
+        return bool(self.attempts) and self.attempts[0].outcome in ("killed", "paused")
+
+    @property
+    def paused(self) -> int:
+        return sum(a.outcome == "paused" for a in self.attempts)
 
 
     @property
@@ -187,8 +210,13 @@ class CrashHarness:
         *,
         kill_after_s: float | None = None,
         thread_id: str | None = None,
+        pause_for_s: float | None = None,
+        then_kill: tuple[int, float] | None = None,
     ) -> ScenarioResult:
-        """One scenario: crash once as asked, then resume until the run completes."""
+        """One scenario: crash once as asked, then resume until the run completes.
+
+        With ``pause_for_s``, the first worker's timer (``kill_after_s``) freezes it for that
+        long instead of killing it; ``then_kill=(stage, delay_s)`` kills a later stage too."""
         if (node is None) != (point is None):
             raise ValueError("give both node and point, or neither")
         if point is not None and point not in crashpoints.POINTS:
@@ -196,6 +224,10 @@ class CrashHarness:
                              f"choose one of {', '.join(crashpoints.POINTS)}")
         if kill_after_s is not None and kill_after_s < 0:
             raise ValueError(f"kill_after_s must be >= 0, got {kill_after_s}")
+        if pause_for_s is not None and (kill_after_s is None or pause_for_s < 0):
+            raise ValueError("pause_for_s needs kill_after_s (when to freeze) and must be >= 0")
+        if then_kill is not None and (then_kill[0] < 2 or then_kill[1] < 0):
+            raise ValueError(f"then_kill wants (stage >= 2, delay_s >= 0), got {then_kill}")
         self._count += 1
         run_dir = self._fresh_run_dir(f"scenario-{self._count:05d}")
         thread_id = thread_id or f"thread-{self._count}"
@@ -211,12 +243,18 @@ class CrashHarness:
             attempts.append(Attempt(1, _label((node, point) if node else None, kill_after_s),
                                     "error", detail=traceback.format_exc()))
             status = "error"
+        frozen: _Frozen | None = None
+        stage = 0
         for number in range(1, self.max_attempts + 1 if graph is not None else 1):
+            stage += 1
             armed = (node, point) if number == 1 and node else None
-            timer = kill_after_s if number == 1 else None
+            timer = kill_after_s if number == 1 else _delay_for(then_kill, stage)
             world.close()  # never carry an open SQLite connection across fork
-            attempt = self._attempt(graph, saver, run_dir, thread_id, number, armed, timer)
+            attempt = self._attempt(graph, saver, run_dir, thread_id, number, armed, timer,
+                                    pause_for_s if number == 1 else None)
             attempts.append(attempt)
+            if attempt.outcome == "paused":
+                frozen = attempt.frozen
             if attempt.outcome == "completed":
                 status = "completed"
                 break
@@ -224,9 +262,16 @@ class CrashHarness:
                 status = "error"
                 break
             if attempt.outcome == "needs_reconcile":
-                reconciled += self._reconcile(run_dir, world)
+                stage += 1
+                killed = self._reconcile(run_dir, world, _delay_for(then_kill, stage))
+                if killed is not None:
+                    attempts.append(killed)
+                else:
+                    reconciled += 1
             elif attempt.outcome == "retry":
                 time.sleep(self.lease_s)
+        if frozen is not None:
+            attempts.append(frozen.wake_and_wait(run_dir, len(attempts) + 1))
         _attach_trace(run_dir, attempts)
         try:
             ledger = world.ledger()
@@ -253,8 +298,11 @@ class CrashHarness:
         return run_dir
 
     def _attempt(self, graph: Any, saver: CrashAwareSaver, run_dir: Path, thread_id: str,
-                 number: int, armed: tuple[str, str] | None, kill_after_s: float | None) -> Attempt:
+                 number: int, armed: tuple[str, str] | None, kill_after_s: float | None,
+                 pause_for_s: float | None = None) -> Attempt:
         label = _label(armed, kill_after_s)
+        if pause_for_s is not None:
+            label = f"pause {pause_for_s * 1000:.0f} ms at {label.removeprefix('timer ')}"
         sys.stdout.flush()
         sys.stderr.flush()
         alive_read, alive_write = os.pipe()
@@ -276,7 +324,15 @@ class CrashHarness:
             finally:
                 os._exit(code)
         started = _started(alive_read)
-        status = _wait(pid, None if kill_after_s is None else started + kill_after_s)
+        if pause_for_s is not None and kill_after_s is not None:
+            frozen = _Frozen.at(pid, started + kill_after_s, pause_for_s)
+            if frozen is not None:  # what it reached before it froze (it goes on later)
+                reached = _trace_of(run_dir).get(number, [])
+                return Attempt(number, label, "paused", reached, detail="SIGSTOP",
+                               elapsed_s=time.monotonic() - started, frozen=frozen)
+            status = os.waitpid(pid, 0)[1]  # it finished before the pause: nothing froze
+        else:
+            status = _wait(pid, None if kill_after_s is None else started + kill_after_s)
         elapsed = time.monotonic() - started
         marks = _checkpoint_marks(run_dir, number, started)
         if os.WIFSIGNALED(status):
@@ -293,14 +349,97 @@ class CrashHarness:
         return Attempt(number, label, outcome, detail=detail, elapsed_s=elapsed,
                        checkpoints_s=marks)
 
-    def _reconcile(self, run_dir: Path, world: World) -> int:
+    def _reconcile(self, run_dir: Path, world: World,
+                   kill_after_s: float | None = None) -> Attempt | None:
+        """Settle the guard's in-flight record. With ``kill_after_s`` it runs in a forked
+        child that is SIGKILLed then; the killed attempt is returned (``None`` otherwise)."""
         pending = json.loads(_read(run_dir / "reconcile.json"))
-        try:
-            reconcile_pending(world, pending["session_id"], pending["step"],
-                              poll_s=self.lease_s / 4)
-            return 1
-        finally:
-            world.close()
+
+        def settle() -> None:
+            try:
+                reconcile_pending(world, pending["session_id"], pending["step"],
+                                  poll_s=self.lease_s / 4)
+            finally:
+                world.close()
+
+        if kill_after_s is None:
+            settle()
+            return None
+        world.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            code = EXIT_ERROR
+            try:
+                become_worker(run_dir)
+                settle()
+                code = EXIT_DONE
+            except BaseException:
+                with contextlib.suppress(BaseException):
+                    _write(run_dir / "error.txt", traceback.format_exc())
+            finally:
+                os._exit(code)
+        status = _wait(pid, started + kill_after_s)
+        if os.WIFSIGNALED(status):
+            return Attempt(0, f"reconcile timer {kill_after_s * 1000:.1f} ms", "killed",
+                           detail="SIGKILL", elapsed_s=time.monotonic() - started)
+        return None
+
+
+def _delay_for(then_kill: tuple[int, float] | None, stage: int) -> float | None:
+    return then_kill[1] if then_kill is not None and then_kill[0] == stage else None
+
+
+class _Frozen:
+    """A worker frozen with SIGSTOP, and the timer that will wake it with SIGCONT."""
+
+    def __init__(self, pid: int, pause_for_s: float) -> None:
+        self.pid = pid
+        self._timer = threading.Timer(pause_for_s, self._wake)
+        self._timer.daemon = True
+        self._timer.start()
+
+    @classmethod
+    def at(cls, pid: int, deadline: float, pause_for_s: float) -> _Frozen | None:
+        """Freeze ``pid`` at ``deadline`` (monotonic); ``None`` if it ended before then."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            if hasattr(os, "pidfd_open"):
+                fd = os.pidfd_open(pid)
+                try:
+                    ready, _, _ = select.select([fd], [], [], left)
+                finally:
+                    os.close(fd)
+                if ready:
+                    return None  # exited (its status is still there to reap)
+                break
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                return None  # exited (left unreaped, like above)
+            time.sleep(min(0.0005, left))
+        os.kill(pid, signal.SIGSTOP)
+        return cls(pid, pause_for_s)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGCONT)
+
+    def wake_and_wait(self, run_dir: Path, number: int) -> Attempt:
+        """Let the pause run its course, then wait for the woken worker to end."""
+        self._timer.join()
+        self._wake()  # in case the timer thread was not scheduled
+        status = os.waitpid(self.pid, 0)[1]
+        if os.WIFSIGNALED(status):
+            return Attempt(number, "woken", "killed",
+                           detail=signal.Signals(os.WTERMSIG(status)).name)
+        code = os.WEXITSTATUS(status)
+        outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
+                   EXIT_RETRY: "retry"}.get(code, "error")
+        return Attempt(number, "woken", outcome,
+                       detail=_read(run_dir / "error.txt") if outcome == "error" else "")
 
 
 def _label(armed: tuple[str, str] | None, kill_after_s: float | None) -> str:
@@ -431,7 +570,8 @@ def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, messa
         _write(run_dir / "reconcile.json", json.dumps(
             {"session_id": pending.session_id, "step": pending.step, "key": pending.idem_key}))
         return EXIT_RECONCILE
-    except KeyInUse:
+    except (KeyInUse, *SETTLED_ELSEWHERE) as busy:
+        _write(run_dir / "retry.txt", str(busy))  # e.g. "another process finished step ..."
         return EXIT_RETRY
     return EXIT_DONE
 
@@ -452,12 +592,23 @@ def standalone_worker(graph: Factory | str, run_dir: str | Path, thread_id: str,
                    number, armed)
 
 
-def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
+def _trace_of(run_dir: Path) -> dict[int, list[tuple[str, str]]]:
     by_attempt: dict[int, list[tuple[str, str]]] = {}
     for line in _read(run_dir / "trace.log").splitlines():
         number, node, point = line.split("\t")
         by_attempt.setdefault(int(number), []).append((node, point))
+    return by_attempt
+
+
+def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
+    by_attempt = _trace_of(run_dir)
+    paused = next((a for a in attempts if a.outcome == "paused"), None)
     for attempt in attempts:
+        if attempt is paused:
+            continue  # keeps what it reached before the freeze
+        if attempt.armed == "woken" and paused is not None:  # the rest of the frozen worker
+            attempt.reached = by_attempt.get(paused.number, [])[len(paused.reached):]
+            continue
         attempt.reached = by_attempt.get(attempt.number, [])
 
 

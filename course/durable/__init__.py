@@ -51,8 +51,16 @@ from course.durable.idempotency import (
     RecordExists,
     SQLiteStore,
     StepRecord,
+    StepSettledElsewhere,
+    Superseded,
 )
-from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
+from course.durable.lease import (
+    InProgressElsewhere,
+    Lease,
+    LeaseLost,
+    LeaseStore,
+    SQLiteLeases,
+)
 from course.durable.recovery import (
     BudgetExhausted,
     Decision,
@@ -83,6 +91,7 @@ __all__ = [
     "IdempotencyStore",
     "InProgressElsewhere",
     "Lease",
+    "LeaseLost",
     "LeaseStore",
     "MemoryStore",
     "ModelChange",
@@ -95,6 +104,8 @@ __all__ = [
     "SQLiteLeases",
     "SQLiteStore",
     "StepRecord",
+    "StepSettledElsewhere",
+    "Superseded",
     "abandon",
     "args_hash",
     "branch",

@@ -23,7 +23,18 @@ file shared by the processes of one machine) and :class:`PostgresLeases`
   back if ``owner`` holds it, and touches nothing otherwise.
 - :meth:`~LeaseStore.holder` tells who holds a thread's lease (a :class:`Lease`).
 - :meth:`~LeaseStore.hold` is the usual way to use it: a ``with`` block that
-  acquires or raises :class:`InProgressElsewhere`, and releases at the end.
+  acquires or raises :class:`InProgressElsewhere`, yields the :class:`Lease`,
+  and releases at the end.
+- **Fencing tokens.** Every new grant of a thread's lease carries a token one
+  larger than any earlier grant of that thread (a renewal keeps its token; a
+  release does not reset the count). :meth:`~LeaseStore.check` raises
+  :class:`LeaseLost` for a holder whose token is no longer the current one.
+
+A lease with a time limit cannot, on its own, stop a holder that was *paused*
+(SIGSTOP, a long GC pause, a VM migration) past its time: the holder wakes up
+still believing it holds the lease. That is why each write a holder makes
+carries its token (``guarded(..., fence=lease.fence)``) and the store that
+takes the write refuses an old token in the same transaction.
 
 Owner names must be unique among live processes (for example ``"resumer-3"``
 or ``f"{socket.gethostname()}:{os.getpid()}"``); the process id and host are
@@ -56,6 +67,7 @@ class Lease:
     host: str
     started: str  # the process's start time (Linux), so a reused pid is not mistaken for it
     expires_at: float  # seconds since the epoch, on the store's clock
+    fence: int = 0  # the grant's fencing token: larger for every new holder of the thread
 
     def holder_alive(self) -> bool:
         """False if the holder is a process on this machine that is gone (or a zombie)."""
@@ -85,6 +97,22 @@ class InProgressElsewhere(Exception):
         super().__init__(text)
 
 
+class LeaseLost(Exception):
+    """A holder's lease on a thread was given to someone else (its time ran out while it was
+    paused): whatever it was about to write must not be written."""
+
+    def __init__(self, thread_id: str, owner: str, fence: int, current: Lease | None) -> None:
+        now = ("nobody holds it now" if current is None else
+               f"{current.owner!r} holds it now with token {current.fence}")
+        super().__init__(
+            f"{owner!r} lost its lease on thread {thread_id!r} (token {fence}) while it was "
+            f"paused or slow; {now}. Its writes are refused: another process owns the thread")
+        self.thread_id = thread_id
+        self.owner = owner
+        self.fence = fence
+        self.current = current
+
+
 class LeaseStore(ABC):
     """Leases on thread ids, shared by every process that opens the same store."""
 
@@ -101,13 +129,24 @@ class LeaseStore(ABC):
         """The store's clock (seconds since the epoch): leases expire by it."""
         return time.time()
 
+    def check(self, thread_id: str, owner: str, fence: int) -> None:
+        """Raise :class:`LeaseLost` unless ``owner`` still holds the thread with token ``fence``
+        and its time has not run out."""
+        current = self.holder(thread_id)
+        if (current is None or current.owner != owner or current.fence != fence
+                or current.expires_at <= self.now()):
+            raise LeaseLost(thread_id, owner, fence, current)
+
     @contextmanager
-    def hold(self, thread_id: str, owner: str, ttl_s: float = 60.0) -> Iterator[None]:
-        """Hold the lease for the block, or raise :class:`InProgressElsewhere` at once."""
+    def hold(self, thread_id: str, owner: str, ttl_s: float = 60.0) -> Iterator[Lease]:
+        """Hold the lease for the block (it is yielded, with its fencing token), or raise
+        :class:`InProgressElsewhere` at once."""
         if not self.acquire(thread_id, owner, ttl_s):
             raise InProgressElsewhere(thread_id, owner, self.holder(thread_id), self.now())
         try:
-            yield
+            lease = self.holder(thread_id)
+            assert lease is not None
+            yield lease
         finally:
             self.release(thread_id, owner)
 
@@ -172,6 +211,7 @@ _SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS thread_leases (
     thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
     started TEXT NOT NULL, expires_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS lease_fences (thread_id TEXT PRIMARY KEY, fence INTEGER NOT NULL);
 """
 
 
@@ -185,8 +225,13 @@ class SQLiteLeases(SqliteBacked, LeaseStore):
         pid, host, started = me()
         with transaction(self._conn):  # BEGIN IMMEDIATE: one acquirer at a time
             now = time.time()
-            if not self._may_take(self._read(thread_id), owner, now):
+            current = self._read(thread_id)
+            if not self._may_take(current, owner, now):
                 return False
+            if current is None or current.owner != owner:  # a new grant: the next token
+                self._conn.execute(
+                    "INSERT INTO lease_fences VALUES (?, 1) "
+                    "ON CONFLICT(thread_id) DO UPDATE SET fence = fence + 1", (thread_id,))
             self._conn.execute(
                 "INSERT OR REPLACE INTO thread_leases VALUES (?, ?, ?, ?, ?, ?)",
                 (thread_id, owner, pid, host, started, now + ttl_s))
@@ -203,7 +248,9 @@ class SQLiteLeases(SqliteBacked, LeaseStore):
 
     def _read(self, thread_id: str) -> Lease | None:
         row = self._conn.execute(
-            "SELECT * FROM thread_leases WHERE thread_id = ?", (thread_id,)).fetchone()
+            "SELECT l.*, COALESCE(f.fence, 0) AS fence FROM thread_leases l "
+            "LEFT JOIN lease_fences f USING (thread_id) WHERE l.thread_id = ?",
+            (thread_id,)).fetchone()
         return None if row is None else Lease(**dict(row))
 
 
@@ -211,7 +258,8 @@ class SQLiteLeases(SqliteBacked, LeaseStore):
 _PG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS {table} (
     thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
-    started TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)
+    started TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL);
+CREATE TABLE IF NOT EXISTS {fences} (thread_id TEXT PRIMARY KEY, fence BIGINT NOT NULL)
 """
 _PG_NOW = "extract(epoch from clock_timestamp())::double precision"
 
@@ -228,15 +276,18 @@ class PostgresLeases(LeaseStore):
         self._sql_mod = sql
         self._pg = PgConnections(conninfo)
         self._table = qualified(schema, "thread_leases")
+        self._fences = qualified(schema, "lease_fences")
         conn = self._pg.conn
         with conn.transaction():
             if schema is not None:
                 conn.execute(
                     sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-            conn.execute(sql.SQL(_PG_SCHEMA).format(table=self._table))
+            for statement in _PG_SCHEMA.split(";"):
+                conn.execute(sql.SQL(statement).format(table=self._table, fences=self._fences))
 
     def _q(self, text: str) -> Any:
-        return self._sql_mod.SQL(text.replace("{now}", _PG_NOW)).format(table=self._table)
+        return self._sql_mod.SQL(text.replace("{now}", _PG_NOW)).format(
+            table=self._table, fences=self._fences)
 
     def now(self) -> float:
         return float(self._pg.conn.execute(f"SELECT {_PG_NOW} AS now").fetchone()["now"])
@@ -252,6 +303,7 @@ class PostgresLeases(LeaseStore):
                         "INSERT INTO {table} VALUES (%s, %s, %s, %s, %s, {now} + %s) "
                         "ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id"),
                         values).fetchone():
+                    self._next_fence(thread_id)
                     return True
                 row = conn.execute(self._q(
                     "SELECT *, {now} AS now FROM {table} WHERE thread_id = %s FOR UPDATE"),
@@ -261,11 +313,19 @@ class PostgresLeases(LeaseStore):
                 now = row.pop("now")
                 if not self._may_take(Lease(**row), owner, now):
                     return False
+                if row["owner"] != owner:
+                    self._next_fence(thread_id)
                 conn.execute(self._q(
                     "UPDATE {table} SET owner = %s, pid = %s, host = %s, started = %s, "
                     "expires_at = {now} + %s WHERE thread_id = %s"),
                     (owner, pid, host, started, float(ttl_s), thread_id))
                 return True
+
+    def _next_fence(self, thread_id: str) -> None:
+        """Inside the granting transaction (the lease row is locked): the next token."""
+        self._pg.conn.execute(self._q(
+            "INSERT INTO {fences} VALUES (%s, 1) "
+            "ON CONFLICT (thread_id) DO UPDATE SET fence = {fences}.fence + 1"), (thread_id,))
 
     def release(self, thread_id: str, owner: str) -> bool:
         cur = self._pg.conn.execute(
@@ -273,8 +333,10 @@ class PostgresLeases(LeaseStore):
         return cur.rowcount == 1
 
     def holder(self, thread_id: str) -> Lease | None:
-        row = self._pg.conn.execute(
-            self._q("SELECT * FROM {table} WHERE thread_id = %s"), (thread_id,)).fetchone()
+        row = self._pg.conn.execute(self._q(
+            "SELECT l.*, COALESCE(f.fence, 0) AS fence FROM {table} l "
+            "LEFT JOIN {fences} f USING (thread_id) WHERE l.thread_id = %s"),
+            (thread_id,)).fetchone()
         return None if row is None else Lease(**row)
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from course.world.billing import (
     KeyInUse,
     ProviderTimeout,
     RateLimited,
+    ReservationSuperseded,
     ResponseLost,
 )
 from course.world.catalogue import CUSTOMERS, INVOICES, SUBSCRIPTIONS, subscription_of
@@ -30,5 +31,6 @@ from course.world.world import Ledger, World
 
 __all__ = ["CUSTOMERS", "INVOICES", "SUBSCRIPTIONS", "BillingError", "BillingSimulator",
            "CardDeclined", "IdempotencyKeyMismatch", "InvalidRequest", "KeyInUse", "Ledger",
-           "MailVendor", "ProviderTimeout", "RateLimited", "ResponseLost", "VendorWebhook",
+           "MailVendor", "ProviderTimeout", "RateLimited", "ReservationSuperseded", "ResponseLost",
+           "VendorWebhook",
            "World", "subscription_of"]

@@ -12,15 +12,38 @@ The rules it promises (each is tested):
 - The same key with different parameters raises :class:`IdempotencyKeyMismatch`
   and charges nothing.
 - The same key while the first call with it is still being processed raises
-  :class:`KeyInUse` (retryable). A reservation whose owner died without
-  finishing is released after ``in_flight_lease_s`` seconds; nothing was
-  charged for it, because the charge row and the key's result commit together.
-- Keys older than 24 hours on the simulated clock are pruned; a pruned key used
+  :class:`KeyInUse` (HTTP 409, retryable); nothing is stored for the
+  conflicting call.
+- **Fencing.** Every reservation of a key carries a fencing token, one larger
+  than the key's previous reservation. A reservation whose caller has not
+  finished after ``in_flight_lease_s`` seconds (it died, or it is frozen) may
+  be taken over by a retry with the same key and the same parameters; the
+  retry gets the next token. The charge row and the key's result are written
+  in one transaction that first checks the token is still the caller's, so a
+  superseded caller that wakes up later commits nothing: it is answered with
+  the stored result (``replayed=True``) or, while the newer caller is still at
+  work, :class:`ReservationSuperseded`. An expired reservation is therefore
+  never "never landed" while its first caller could still commit.
+- Keys may be pruned once they are **at least** 24 hours old on the simulated
+  clock (``keep_keys_for``, never less than 24 h): a minimum, not an expiry. A
+  real provider may remember a key longer; this simulator forgets it at
+  exactly that age so the lesson can show what happens then. A pruned key used
   again is a brand-new request.
 - Invalid input (a key over 255 characters, cents that are not a positive
-  integer up to ``MAX_CENTS``, an unknown currency, customer or invoice) raises
-  :class:`InvalidRequest` before anything is stored.
+  integer up to ``MAX_CENTS``, an unknown currency, customer or invoice, a
+  refund over what the invoice allows) raises :class:`InvalidRequest` and
+  stores nothing under the key: a retry with the key is judged afresh.
 - A call without a key is never deduplicated: that is the naive path.
+
+Stripe has no "look a request up by its key" call: the safe check is to send
+the same request again with the same key (see
+:func:`course.durable.guard.reconcile`). :meth:`BillingSimulator.find_by_key`
+exists only as a simulator convenience for tests and demos of the simulator
+itself; nothing in the lesson path depends on it.
+
+``fenced=False`` rebuilds the unfenced design (a late commit from a superseded
+caller still inserts its charge). It exists so a lesson and a test can show
+the frozen-worker double charge; never use it otherwise.
 
 Faults can be injected (and are stored in the file, so they cross processes):
 ``lose_response`` commits the charge and then raises :class:`ResponseLost`
@@ -33,6 +56,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -85,6 +109,14 @@ class KeyInUse(BillingError):
     effect_landed = False
 
 
+class ReservationSuperseded(KeyInUse):
+    """This caller's reservation of the key ran out and another call with the same key took it
+    over; this caller's late commit was rolled back (it charged nothing)."""
+
+    code = "idempotency_key_superseded"
+    effect_landed = None  # not this call's, but the key's effect may land through the other one
+
+
 class RateLimited(BillingError):
     """HTTP 429. Nothing happened; retry after a pause."""
 
@@ -133,7 +165,8 @@ CREATE TABLE IF NOT EXISTS subscription_changes (
     idempotency_key TEXT, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status TEXT NOT NULL,
-    response TEXT, created_at TEXT NOT NULL, lease_until REAL NOT NULL);
+    response TEXT, created_at TEXT NOT NULL, lease_until REAL NOT NULL,
+    fence INTEGER NOT NULL DEFAULT 1);
 CREATE TABLE IF NOT EXISTS faults (name TEXT PRIMARY KEY, remaining INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS clock (id INTEGER PRIMARY KEY CHECK (id = 1), offset_s REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -147,6 +180,7 @@ class BillingSimulator(SqliteBacked):
     """CloudWave's payment provider. Every process given the same ``path`` shares it."""
 
     schema = _SCHEMA
+    upgrades = (("idempotency_keys", "fence", "INTEGER NOT NULL DEFAULT 1"),)
 
     def __init__(
         self,
@@ -154,9 +188,21 @@ class BillingSimulator(SqliteBacked):
         *,
         in_flight_lease_s: float = 1.0,
         processing_delay_s: float = 0.0,
+        keep_keys_for: timedelta = KEY_RETENTION,
+        fenced: bool = True,
+        on_processing: Callable[[], None] | None = None,
     ) -> None:
+        """``on_processing`` runs while a keyed call is being processed (after its key is
+        reserved, before it commits): a demo freezes the calling worker there."""
+        if keep_keys_for < KEY_RETENTION:
+            raise ValueError(
+                f"keys may be pruned only once they are at least 24 h old, not after "
+                f"{keep_keys_for}")
         self.in_flight_lease_s = in_flight_lease_s
         self.processing_delay_s = processing_delay_s
+        self.keep_keys_for = keep_keys_for
+        self.fenced = fenced
+        self.on_processing = on_processing
         super().__init__(path)
 
     # ------------------------------------------------------------------ clock
@@ -292,20 +338,33 @@ class BillingSimulator(SqliteBacked):
         return self._call("subscription", params, idempotency_key, commit)
 
     def find_by_key(self, idempotency_key: str) -> dict[str, Any] | None:
-        """Reconciliation: the stored result for a key, ``None`` if the provider never
-        committed a call with it. Raises :class:`KeyInUse` while a call is in flight."""
+        """SIMULATOR CONVENIENCE, not a Stripe feature (Stripe has no lookup by key).
+
+        The stored result for a key, ``None`` if no call with it committed (or it
+        was pruned). Raises :class:`KeyInUse` while a call with it is in flight.
+        When that call's reservation has run out, the reservation is revoked
+        first (its token is bumped, so its caller can never commit) and only then
+        is ``None`` answered: "never landed" is then true for good. The lesson,
+        the nodes, ``reconcile`` and the crash harness do not use this; they send
+        the same request again with the same key instead."""
         _check_key(idempotency_key)
         self._prune()
-        row = self._conn.execute(
-            "SELECT status, response, lease_until FROM idempotency_keys WHERE key = ?",
-            (idempotency_key,),
-        ).fetchone()
-        if row is None:
-            return None
-        if row["status"] == "in_flight":
-            if row["lease_until"] > time.time():
-                raise KeyInUse(f"a request with key {idempotency_key!r} is still in flight")
-            return None
+        with transaction(self._conn):
+            row = self._conn.execute(
+                "SELECT status, response, lease_until FROM idempotency_keys WHERE key = ?",
+                (idempotency_key,),
+            ).fetchone()
+            if row is None:
+                return None
+            if row["status"] == "in_flight":
+                if row["lease_until"] > time.time():
+                    raise KeyInUse(f"a request with key {idempotency_key!r} is still in flight")
+                self._conn.execute(  # revoke: the stale caller's commit will be refused
+                    "UPDATE idempotency_keys SET status = 'revoked', fence = fence + 1 "
+                    "WHERE key = ?", (idempotency_key,))
+                return None
+            if row["status"] == "revoked":
+                return None
         return {**json.loads(row["response"]), "replayed": True}
 
     # ---------------------------------------------------------------- tables
@@ -335,29 +394,43 @@ class BillingSimulator(SqliteBacked):
             return self._deliver({**response, "replayed": False})
 
         fingerprint = _fingerprint(op, params)
-        replay = self._reserve(key, fingerprint)
-        if replay is not None:
-            return replay
+        reserved = self._reserve(key, fingerprint)
+        if isinstance(reserved, dict):
+            return reserved  # the stored result, replayed
+        fence = reserved
         if self.processing_delay_s:
             time.sleep(self.processing_delay_s)
+        if self.on_processing is not None:
+            self.on_processing()
         try:
             with transaction(self._conn):
+                late = self._superseded(key, fence)
+                if late is not None:
+                    return late  # rolled back; nothing of this call was written
                 response = commit()
-                self._finish(key, {**response, "replayed": False})
-        except (CardDeclined, InvalidRequest) as error:
-            with transaction(self._conn):
-                self._finish(key, {"error": error.to_dict()})
+                self._finish(key, fence, {**response, "replayed": False})
+        except CardDeclined as error:
+            with transaction(self._conn):  # a no-op if the key is no longer this call's
+                self._finish(key, fence, {"error": error.to_dict()})  # replayed to retries
+            raise
+        except InvalidRequest:
+            with transaction(self._conn):  # validation failed: store nothing, free the key
+                self._conn.execute(
+                    "DELETE FROM idempotency_keys WHERE key = ? AND fence = ? "
+                    "AND status = 'in_flight'", (key, fence))
             raise
         return self._deliver({**response, "replayed": False})
 
-    def _reserve(self, key: str, fingerprint: str) -> dict[str, Any] | None:
-        """Claim ``key`` for this call, or return the stored result it already has."""
+    def _reserve(self, key: str, fingerprint: str) -> dict[str, Any] | int:
+        """Claim ``key`` for this call (its fencing token is returned), or return the stored
+        result it already has."""
         self._prune()
         with transaction(self._conn):
             row = self._conn.execute(
-                "SELECT fingerprint, status, response, lease_until FROM idempotency_keys "
-                "WHERE key = ?", (key,),
+                "SELECT fingerprint, status, response, lease_until, fence "
+                "FROM idempotency_keys WHERE key = ?", (key,),
             ).fetchone()
+            fence = 1
             if row is not None:
                 if row["fingerprint"] != fingerprint:
                     raise IdempotencyKeyMismatch(
@@ -365,26 +438,45 @@ class BillingSimulator(SqliteBacked):
                         "use a new key for a new request (nothing was charged)"
                     )
                 if row["status"] == "done":
-                    stored = json.loads(row["response"])
-                    if "error" in stored:
-                        raise _ERRORS.get(stored["error"]["type"], BillingError)(
-                            stored["error"]["message"])
-                    return {**stored, "replayed": True}
-                if row["lease_until"] > time.time():
+                    return _replay(row["response"])
+                if row["status"] == "in_flight" and row["lease_until"] > time.time():
                     raise KeyInUse(
                         f"a request with idempotency key {key!r} is still being processed; "
                         "retry in a moment"
                     )
+                fence = row["fence"] + 1  # take over: the previous caller is fenced off
             self._conn.execute(
-                "INSERT OR REPLACE INTO idempotency_keys VALUES (?, ?, 'in_flight', NULL, ?, ?)",
-                (key, fingerprint, self.now().isoformat(), time.time() + self.in_flight_lease_s),
+                "INSERT OR REPLACE INTO idempotency_keys VALUES "
+                "(?, ?, 'in_flight', NULL, ?, ?, ?)",
+                (key, fingerprint, self.now().isoformat(), time.time() + self.in_flight_lease_s,
+                 fence),
             )
-        return None
+        return fence
 
-    def _finish(self, key: str, response: dict[str, Any]) -> None:
+    def _superseded(self, key: str, fence: int) -> dict[str, Any] | None:
+        """Inside the commit's transaction: ``None`` if the reservation is still this caller's.
+        Otherwise the stored result (replayed), or :class:`ReservationSuperseded`."""
+        if not self.fenced:
+            return None
+        row = self._conn.execute(
+            "SELECT status, response, fence FROM idempotency_keys WHERE key = ?", (key,),
+        ).fetchone()
+        if row is not None and row["fence"] == fence and row["status"] == "in_flight":
+            return None
+        if row is not None and row["status"] == "done":
+            return _replay(row["response"])
+        raise ReservationSuperseded(
+            f"this request's hold on idempotency key {key!r} ran out while it was paused, and "
+            "another request with the same key took over; this late request charged nothing. "
+            "Retry with the same key to read the outcome"
+        )
+
+    def _finish(self, key: str, fence: int, response: dict[str, Any]) -> None:
+        """Store the result under the key; fenced, only while the reservation is this call's."""
+        fenced = " AND fence = ? AND status = 'in_flight'" if self.fenced else ""
         self._conn.execute(
-            "UPDATE idempotency_keys SET status = 'done', response = ? WHERE key = ?",
-            (json.dumps(response), key),
+            f"UPDATE idempotency_keys SET status = 'done', response = ? WHERE key = ?{fenced}",
+            (json.dumps(response), key, *((fence,) if self.fenced else ())),
         )
 
     def _deliver(self, response: dict[str, Any]) -> dict[str, Any]:
@@ -395,10 +487,11 @@ class BillingSimulator(SqliteBacked):
         return response
 
     def _prune(self) -> None:
-        cutoff = (self.now() - KEY_RETENTION).isoformat()
+        cutoff = (self.now() - self.keep_keys_for).isoformat()
         with transaction(self._conn):
             self._conn.execute(
-                "DELETE FROM idempotency_keys WHERE created_at < ? AND status = 'done'", (cutoff,))
+                "DELETE FROM idempotency_keys WHERE created_at <= ? AND status != 'in_flight'",
+                (cutoff,))
 
     def _next_id(self, prefix: str) -> str:
         self._conn.execute(
@@ -407,6 +500,14 @@ class BillingSimulator(SqliteBacked):
         value = self._conn.execute(
             "SELECT value FROM counters WHERE name = ?", (prefix,)).fetchone()["value"]
         return f"{prefix}_{value:06d}"
+
+
+def _replay(stored_text: str) -> dict[str, Any]:
+    """A stored response again, marked ``replayed``; a stored error is raised again."""
+    stored = json.loads(stored_text)
+    if "error" in stored:
+        raise _ERRORS.get(stored["error"]["type"], BillingError)(stored["error"]["message"])
+    return {**stored, "replayed": True}
 
 
 def _fingerprint(op: str, params: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ webhook deliveries landed, and flags every double.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,43 @@ class World:
         self.webhook = VendorWebhook(self.directory / "webhook.db")
         self.records = SQLiteStore(self.directory / "records.db")  # the guard's own table
 
+    def resend(self, step: str) -> Callable[..., Any]:
+        """The provider call that sends ``step``'s request again under its own key, in the
+        shape :func:`course.durable.guard.reconcile` wants (``fn(**args, idem_key=...)``).
+
+        This is how an in-flight charge is reconciled with a Stripe-like provider: the same
+        key with the same parameters returns the stored charge (``replayed=True``), or a 409
+        while the first call is still being processed."""
+        calls = {"charge": self.billing.charge, "refund": self.billing.refund}
+        if step not in calls:
+            raise ValueError(f"no provider call to re-send for step {step!r}; "
+                             f"steps with one: {', '.join(calls)}")
+        call = calls[step]
+
+        def send_again(idem_key: str, **args: Any) -> Any:
+            return call(**args, idempotency_key=idem_key)
+
+        return send_again
+
+    def find_mail(self, key: str) -> dict[str, Any] | None:
+        """The mail sent under ``key``, found by listing our own messages (a keyless lookup)."""
+        return next((m for m in self.mail.sent() if m["email_id"] == key), None)
+
+    def find_listed(self, key: str) -> dict[str, Any] | None:
+        """The charge, refund or mail that carries ``key``, found by listing our own objects
+        (what you do with a provider that has no keys, or once a key was pruned). It cannot
+        see a call still in flight: use it only where :meth:`resend` is impossible."""
+        for row in (*self.billing.charges(), *self.billing.refunds()):
+            if row["idempotency_key"] == key:
+                return row
+        return self.find_mail(key)
+
     def find_effect(self, key: str) -> dict[str, Any] | None:
-        """Reconciliation lookup: what the provider (or mail vendor) holds for ``key``."""
+        """What the provider (through the simulator-only ``find_by_key``) or the mail vendor
+        holds for ``key``. A convenience for demos of the simulator: reconcile an in-flight
+        charge with :meth:`resend` instead, as you would with Stripe."""
         found = self.billing.find_by_key(key)
-        if found is None:
-            found = next((m for m in self.mail.sent() if m["email_id"] == key), None)
-        return found
+        return found if found is not None else self.find_mail(key)
 
     def charges_table(self) -> Table:
         """Every charge with the key it was made under: 'every write has a key you can show'."""

@@ -1,0 +1,160 @@
+"""Freeze a real process in the middle of a step, wake it later, and see what it does.
+
+A SIGKILL shows what a *dead* worker leaves behind. A frozen one (SIGSTOP, a
+long GC pause, a VM migration, a laptop lid) is worse: it wakes up later and
+carries on as if nothing had happened, after its leases ran out and someone
+else took its work over.
+
+- :class:`FrozenChild` forks a child that runs ``body()`` and stops itself
+  with SIGSTOP wherever the body calls :func:`freeze_here`. The caller sees it
+  stopped (:meth:`~FrozenChild.wait_frozen`), does what another process would
+  do meanwhile, then :meth:`~FrozenChild.thaw` lets the child finish and returns
+  what its body returned (``{"result": ...}``) or the error it raised
+  (``{"error": "ErrorType: message"}``).
+- :func:`frozen_worker_demo` is the whole story for a lesson: a worker is frozen
+  in the middle of its charge (the provider has reserved the key, nothing is
+  committed); a resumer finds the guard's record in flight, reconciles it by
+  sending the same request with the same key, and the charge is made; then the
+  frozen worker wakes up. With ``fenced=False`` (the design before fencing
+  tokens) its late commit is a second charge; fenced, it is refused and the
+  worker is told, in a sentence, that another process finished the step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from course.durable import NeedsReconcile, guarded, reconcile
+from course.world import KeyInUse, Ledger, World
+
+
+def freeze_here() -> None:
+    """Stop this process until someone sends SIGCONT."""
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+class FrozenChild:
+    """``body()`` in a forked child that is expected to freeze itself once."""
+
+    def __init__(self, body: Callable[[], Any], *, timeout_s: float = 30) -> None:
+        self.timeout_s = timeout_s
+        self._read, write = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self._read)
+            code = 1
+            try:
+                try:
+                    answer: dict[str, Any] = {"result": body()}
+                except Exception as error:
+                    answer = {"error": f"{type(error).__name__}: {error}"}
+                os.write(write, json.dumps(answer, default=str).encode())
+                code = 0
+            except BaseException:
+                traceback.print_exc(file=sys.__stderr__)
+            finally:
+                os._exit(code)
+        os.close(write)
+
+    def wait_frozen(self) -> None:
+        """Return once the child is stopped; raise if it ends or takes too long instead."""
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(self.pid, os.WNOHANG | os.WUNTRACED)
+            if done and os.WIFSTOPPED(status):
+                return
+            if done:
+                raise RuntimeError(f"the child ended (status {status}) instead of freezing: "
+                                   f"{self._answer()}")
+            time.sleep(0.002)
+        self.kill()
+        raise RuntimeError(f"the child did not freeze within {self.timeout_s:g} s")
+
+    def thaw(self) -> dict[str, Any]:
+        """SIGCONT, wait for the child to finish; ``{"result": ...}`` or ``{"error": ...}``."""
+        os.kill(self.pid, signal.SIGCONT)
+        answer = self._answer()
+        _, status = os.waitpid(self.pid, 0)
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            raise RuntimeError(f"the thawed child did not finish cleanly (status {status})")
+        return answer
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+
+    def _answer(self) -> dict[str, Any]:
+        chunks = []
+        while chunk := os.read(self._read, 1 << 16):
+            chunks.append(chunk)
+        os.close(self._read)
+        return json.loads(b"".join(chunks) or b'{"error": "the child wrote nothing"}')
+
+
+CHARGE = {"customer_id": "cus_ada", "invoice_id": "inv_9", "cents": 2900, "currency": "usd"}
+PROVIDER_HOLD_S = 0.05  # how long the provider holds a key for a call that has not finished
+
+
+@dataclass
+class FrozenWorkerRun:
+    """What :func:`frozen_worker_demo` saw."""
+
+    fenced: bool
+    resumer: str  # what reconcile said: "sent_now" (the frozen call had not committed)
+    woken: dict[str, Any]  # what the frozen worker got when it woke up
+    ledger: Ledger
+
+    @property
+    def charges(self) -> int:
+        return self.ledger.count("charges", CHARGE["invoice_id"])
+
+
+def frozen_worker_demo(directory: str | Path, *, fenced: bool = True) -> FrozenWorkerRun:
+    """Freeze a worker mid-charge, let a resumer reconcile and charge, wake the worker."""
+    directory = Path(directory)
+    World(directory).close()
+
+    def capture(world: World) -> Callable[..., Any]:
+        def charge(idem_key: str, **args: Any) -> Any:
+            return world.billing.charge(**args, idempotency_key=idem_key)
+        return charge
+
+    def worker() -> Any:
+        world = World(directory, in_flight_lease_s=PROVIDER_HOLD_S, fenced=fenced,
+                      on_processing=freeze_here)
+        return guarded("demo", "charge", capture(world), CHARGE, store=world.records)
+
+    frozen = FrozenChild(worker)
+    try:
+        frozen.wait_frozen()
+        world = World(directory, in_flight_lease_s=PROVIDER_HOLD_S, fenced=fenced)
+        try:
+            guarded("demo", "charge", capture(world), CHARGE, store=world.records)
+        except NeedsReconcile:
+            pass  # expected: the frozen worker's intent is in flight
+        else:
+            raise RuntimeError("the resumer expected the charge to be in flight")
+        while True:
+            try:  # the Stripe way: the same request, the same key
+                said = reconcile("demo", "charge", world.resend("charge"), store=world.records)
+                break
+            except KeyInUse:  # 409 while the provider still holds the key for the frozen call
+                time.sleep(PROVIDER_HOLD_S / 4)
+    finally:
+        woken = frozen.thaw()
+    ledger = world.ledger()
+    world.close()
+    return FrozenWorkerRun(fenced, said, woken, ledger)
