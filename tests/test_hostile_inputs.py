@@ -163,7 +163,7 @@ def test_a_corrupted_guard_record_is_surfaced_and_fires_nothing(charged, column,
     with pytest.raises(CorruptRecord, match=f"'t0:charge'.*{message}"):
         guarded("t0", "charge", charger(charged, calls), ADA, store=charged.records)
     with pytest.raises(CorruptRecord, match="t0:charge"):
-        reconcile("t0", "charge", store=charged.records, lookup=charged.find_effect)
+        reconcile("t0", "charge", store=charged.records, lookup=charged.find_listed)
     assert calls == []
     assert ledger(charged) == before
     recovery, reason = decide(CorruptRecord(f"record 't0:charge' {message}"))

@@ -38,7 +38,7 @@ def test_a_kill_between_the_charge_and_its_record_resumes_to_one_charge(tmp_path
     assert len(world.billing.charges()) == 1
     decision = decide(NeedsReconcile("charge", "k", THREAD), checkpoints=path, thread_id=THREAD)
     assert decision.recovery is Recovery.RESUME
-    final = resume(graph, CONFIG, store=world.records, lookup=world.find_effect)
+    final = resume(graph, CONFIG, store=world.records, lookup=world.find_listed)
     assert final["charge"]["id"] == world.billing.charges()[0]["id"]
     assert world.ledger().count("charges") == 1 and world.ledger().count("emails") == 1
     assert in_flight(world.records, THREAD) == []
@@ -74,7 +74,7 @@ def test_a_step_budget_spent_is_abandoned_with_the_customer_told(tmp_path):
     decision = decide(caught.value)
     assert decision.recovery is Recovery.ABANDON and "budget" in decision.reason
     told: list[str] = []
-    done = abandon(THREAD, checkpointer=saver, store=world.records, lookup=world.find_effect,
+    done = abandon(THREAD, checkpointer=saver, store=world.records, lookup=world.find_listed,
                    tell_customer=told.append, reason="it took too many steps")
     assert done.checkpoints == "deleted" and told == [done.message]
     assert saver.get_tuple(CONFIG) is None  # the thread is gone
@@ -89,7 +89,7 @@ def test_a_corrupt_checkpoint_file_is_abandoned_and_the_landed_charge_kept(tmp_p
     assert decision.recovery is Recovery.ABANDON and "truncated" in decision.reason
     world = World(tmp_path)
     told: list[str] = []
-    done = abandon(THREAD, corrupt_file=path, store=world.records, lookup=world.find_effect,
+    done = abandon(THREAD, corrupt_file=path, store=world.records, lookup=world.find_listed,
                    tell_customer=told.append, reason="its saved state is damaged")
     assert done.settled == {"charge": "landed"}
     assert not path.exists() and done.checkpoints.startswith("quarantined to ")

@@ -83,13 +83,13 @@ RESUME_WITHOUT_SETTLING = _RECOVER_HEAD + """    if choice is Recovery.RESUME:
         return choice
     world = World(run_dir)
     where = {"checkpointer": open_thread(run_dir)[1]} if diagnosis.ok else {"corrupt_file": path}
-    abandon(thread_id, store=world.records, lookup=world.find_effect,
+    abandon(thread_id, store=world.records, lookup=world.find_listed,
             tell_customer=tell_customer, reason="stopped", **where)
     return choice
 """
 ABANDON_WITHOUT_SETTLING = _RECOVER_HEAD + """    if choice is Recovery.RESUME:
         world, saver, graph = open_thread(run_dir)
-        resume(graph, config_of(thread_id), store=world.records, lookup=world.find_effect)
+        resume(graph, config_of(thread_id), store=world.records, lookup=world.find_listed)
         return choice
     if diagnosis.ok:
         open_thread(run_dir)[1].delete_thread(thread_id)
@@ -100,11 +100,11 @@ ABANDON_WITHOUT_SETTLING = _RECOVER_HEAD + """    if choice is Recovery.RESUME:
 """
 CUSTOMER_NEVER_TOLD = _RECOVER_HEAD + """    if choice is Recovery.RESUME:
         world, saver, graph = open_thread(run_dir)
-        resume(graph, config_of(thread_id), store=world.records, lookup=world.find_effect)
+        resume(graph, config_of(thread_id), store=world.records, lookup=world.find_listed)
         return choice
     world = World(run_dir)
     where = {"checkpointer": open_thread(run_dir)[1]} if diagnosis.ok else {"corrupt_file": path}
-    abandon(thread_id, store=world.records, lookup=world.find_effect,
+    abandon(thread_id, store=world.records, lookup=world.find_listed,
             tell_customer=lambda text: None, reason="stopped", **where)
     return choice
 """

@@ -104,7 +104,7 @@ def restart_drill(server: Any, directory: str | Path, *, graph: Factory | str = 
     try:
         with backend.saver() as saver:
             final = resume(build(world, saver), config, store=world.records,
-                           lookup=world.find_effect)
+                           lookup=world.find_listed)
         ledger = world.ledger()
     finally:
         world.records.close()

@@ -62,13 +62,6 @@ class World:
                 return row
         return self.find_mail(key)
 
-    def find_effect(self, key: str) -> dict[str, Any] | None:
-        """What the provider (through the simulator-only ``find_by_key``) or the mail vendor
-        holds for ``key``. A convenience for demos of the simulator: reconcile an in-flight
-        charge with :meth:`resend` instead, as you would with Stripe."""
-        found = self.billing.find_by_key(key)
-        return found if found is not None else self.find_mail(key)
-
     def charges_table(self) -> Table:
         """Every charge with the key it was made under: 'every write has a key you can show'."""
         return Table(self.billing.charges(),
