@@ -56,8 +56,9 @@ class HistoryBrowser(widgets.VBox):
         return self.selected
 
     def table(self) -> Table:
-        return Table([{c: r[c] for c in COLUMNS} for r in self.rows], COLUMNS,
-                     title="checkpoints, oldest first")
+        short = ("checkpoint_id", "parent_id")
+        return Table([{c: r[c][-8:] if c in short else r[c] for c in COLUMNS} for r in self.rows],
+                     COLUMNS, title="checkpoints, oldest first (ids: last 8 characters)")
 
     def _show(self) -> None:
         row = self.selected

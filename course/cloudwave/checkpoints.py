@@ -40,7 +40,8 @@ def history_rows(graph: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
         if source == "loop" and parent is not None:
             after = _names(parent.next) or "-"
         else:
-            after = {"input": "(input)", "update": "(update_state)"}.get(source, "-")
+            after = {"input": "(input)", "update": "(update_state)",
+                     "fork": "(copy of parent)"}.get(source, "-")
         rows.append({"step": snap.metadata.get("step") if snap.metadata else None,
                      "source": source, "after": after,
                      "next": _names(snap.next) or "(end)",
