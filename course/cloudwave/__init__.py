@@ -19,9 +19,12 @@ May import: everything below it (:mod:`course.base`, :mod:`course.storage`,
 
 from course.cloudwave.approval import (
     APPROVAL_THRESHOLD_CENTS,
+    APPROVERS,
     approval_graph,
+    approval_notice,
     approval_request,
     ask_a_person,
+    notices_sent,
     notify_partner,
     read_decision,
 )
@@ -55,11 +58,13 @@ from course.cloudwave.refund_flow import (
 
 __all__ = [
     "APPROVAL_THRESHOLD_CENTS",
+    "APPROVERS",
     "REFUND_MESSAGE",
     "ScriptExhausted",
     "ScriptedChatModel",
     "SupportState",
     "approval_graph",
+    "approval_notice",
     "approval_request",
     "ask_a_person",
     "build_graph",
@@ -75,6 +80,7 @@ __all__ = [
     "keyed_graph",
     "naive_graph",
     "naive_support_graph",
+    "notices_sent",
     "notify_partner",
     "parse",
     "read_decision",

@@ -10,6 +10,9 @@
   malformed answer is a one-line ``ValueError``.
 - :func:`ask_a_person`: a reference approval node (``node(state, world)``).
 - :func:`notify_partner`: posts the webhook the approval named.
+- :func:`approval_notice` / :func:`notices_sent`: the mail that tells the approvals
+  desk a refund is waiting, and how many of them the desk got (week 4's
+  "code before ``interrupt()`` runs again" lesson sends it).
 - :func:`approval_graph`: ``parse → retrieve → [extra nodes] → approve →
   refund → [notify_partner] → email``; a rejection ends the run after
   ``approve`` (nothing is refunded, nothing is sent).
@@ -28,6 +31,7 @@ from course.cloudwave.graph import Node, SupportState, instrument
 from course.cloudwave.nodes import email_naive, parse, refund_keyed, retrieve
 
 APPROVAL_THRESHOLD_CENTS = 5000  # 50.00 in the invoice's currency
+APPROVERS = "approvals@cloudwave.example"
 
 
 def approval_request(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,6 +46,20 @@ def approval_request(state: Mapping[str, Any]) -> dict[str, Any]:
                       f"partner webhook refund.issued for {state['invoice_id']}"],
         "partner_webhook": {"event": "refund.issued", "payload": partner_payload(state)},
     }
+
+
+def approval_notice(state: Mapping[str, Any]) -> dict[str, str]:
+    """The mail to the approvals desk (``world.mail.send(**approval_notice(state), ...)``)."""
+    amount = f"{state['cents'] / 100:.2f} {state['currency'].upper()}"
+    return {"to": APPROVERS, "template": "approval_needed",
+            "subject": f"Refund waiting for approval: {state['invoice_id']}",
+            "body": f"A refund of {amount} on invoice {state['invoice_id']} "
+                    f"(conversation {state['thread_id']}) is waiting for your decision."}
+
+
+def notices_sent(world: Any) -> int:
+    """How many approval notices the approvals desk received."""
+    return sum(m["to"] == APPROVERS for m in world.mail.sent())
 
 
 def partner_payload(state: Mapping[str, Any]) -> dict[str, Any]:
