@@ -140,3 +140,63 @@ def output_text(executed: Path) -> str:
     """Everything an executed notebook printed or displayed, as one string."""
     return "\n".join(o.get("text", "") + json.dumps(o.get("data", {}))
                      for c in cells(executed) for o in c.get("outputs", []))
+
+
+# ------------------------------------------------- wrong answers, several per submission
+Edits = Mapping[str, str | Callable[[str], str]]  # {grade_id: new source, or old -> new}
+
+
+def combine_wrong_answers(source: Path, root: Path, wrongs: Mapping[tuple[str, str], Edits],
+                          ) -> tuple[dict[str, Path], dict[tuple[str, str], str]]:
+    """Pack wrong answers ``{(exercise, name): edits}`` into few submissions: the i-th wrong
+    answer of every exercise goes into submission ``wrong-i``. Sound only when no exercise's
+    tests use another exercise's answers (:func:`answers_used_across_exercises` checks it).
+
+    Returns ``({student: folder}, {(exercise, name): student})``.
+    """
+    combos: dict[str, dict[str, str | Callable[[str], str]]] = {}
+    where: dict[tuple[str, str], str] = {}
+    seen: dict[str, int] = {}
+    for (exercise, name), edits in wrongs.items():
+        index = seen.get(exercise, 0)
+        seen[exercise] = index + 1
+        student = f"wrong-{index + 1}"
+        clash = set(edits) & set(combos.get(student, {}))
+        assert not clash, f"two wrong answers of {student} edit the same cells: {clash}"
+        combos.setdefault(student, {}).update(edits)
+        where[(exercise, name)] = student
+    folders = {student: wrong_answer(source, root / student, edits)
+               for student, edits in combos.items()}
+    return folders, where
+
+
+def answers_used_across_exercises(path: Path) -> list[str]:
+    """``"<test id> uses <name> from <answer id>"`` for every test cell of exercise N (grade id
+    ``exN_...``) that reads a name an answer cell of another exercise defines."""
+    import ast
+
+    def exercise_of(grade_id: str) -> str:
+        return grade_id.split("_")[0]
+
+    defined: dict[str, str] = {}
+    tests: list[tuple[str, str]] = []
+    for cell in cells(path):
+        meta = cell.metadata.get("nbgrader", {})
+        grade_id = meta.get("grade_id", "")
+        if cell.cell_type != "code" or not grade_id.startswith("ex"):
+            continue
+        if meta.get("solution"):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                    defined[node.name] = grade_id
+                elif isinstance(node, ast.Assign):
+                    defined.update({t.id: grade_id for t in node.targets
+                                    if isinstance(t, ast.Name)})
+        elif meta.get("grade"):
+            tests.append((grade_id, cell.source))
+    problems = []
+    for grade_id, source in tests:
+        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        problems += [f"{grade_id} uses {name} from {defined[name]}" for name in sorted(used)
+                     if name in defined and exercise_of(defined[name]) != exercise_of(grade_id)]
+    return problems
