@@ -5,6 +5,9 @@ Both go through the same path a grader uses: ``nbclient`` starts a fresh
 notebook is pure overhead (kernel start and stop); the ratio says how much a
 week's notebook adds on top of that. Target: at most 3x.
 
+Each other week's solution is also compared with week 5's (the same samples, no
+extra runs): a week's notebook should run in at most twice week 5's time.
+
 Notebooks are executed from a copy in a temporary directory (nothing is
 written next to ``solutions/``, no output is saved). Solution notebooks that
 do not exist yet are reported as such; a notebook that fails to execute is
@@ -43,6 +46,7 @@ def run(quick: bool = False) -> list[Comparison]:
     repeats = 1 if quick else 3
     empty = timed(lambda: execute(nbformat.v4.new_notebook()), repeats)
     comparisons = []
+    measured: dict[str, list[float]] = {}
     for path in notebooks:
         name = str(path.relative_to(ROOT))
         executed = nbformat.read(path, as_version=4)
@@ -55,7 +59,19 @@ def run(quick: bool = False) -> list[Comparison]:
             note = f"failed to execute: {str(error).strip().splitlines()[-1][:120]}"
         comparisons.append(Comparison("notebooks", name, "empty notebook", samples, empty,
                                       target=3.0, target_is_max=True, note=note))
+        measured[path.parent.name] = samples
+    comparisons += against_week5(measured)
     return comparisons
+
+
+def against_week5(measured: dict[str, list[float]]) -> list[Comparison]:
+    """Every other week's solution run time next to week 5's (target: at most 2x)."""
+    week5 = measured.get("week5")
+    if not week5:
+        return []
+    return [Comparison("notebooks", f"solutions/{week}", "solutions/week5", samples, week5,
+                       target=2.0, target_is_max=True)
+            for week, samples in sorted(measured.items()) if week != "week5" and samples]
 
 
 def execute(notebook) -> None:

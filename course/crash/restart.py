@@ -35,6 +35,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from course.crash.harness import _wait as wait_or_kill
 from course.world import World
 
 Factory = Callable[[World, Any], Any]
@@ -152,17 +153,10 @@ def _in_child(body: Callable[[], int], errors: Path, timeout_s: float) -> tuple[
                 os._exit(FAILED)
         os._exit(code)
     deadline = time.monotonic() + timeout_s
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return pid, "timeout"
-        time.sleep(0.002)
+    status = wait_or_kill(pid, deadline)
     if os.WIFSIGNALED(status):
-        return pid, signal.Signals(os.WTERMSIG(status)).name
+        timed_out = os.WTERMSIG(status) == signal.SIGKILL and time.monotonic() >= deadline
+        return pid, "timeout" if timed_out else signal.Signals(os.WTERMSIG(status)).name
     return pid, f"exit {os.WEXITSTATUS(status)}"
 
 
