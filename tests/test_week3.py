@@ -82,6 +82,7 @@ globals().update(graded_week_suite(
     demos=[
         "runs in all: {'parse': 1, 'retrieve': 1, 'refund': 2, 'email': 1}",
         "a new saver sees next = ('refund',)",
+        "sending the message again ran: {'parse': 2, 'retrieve': 2",
         "the fork refunded 1500 cents in the sandbox",
         "'body': 2, 'look_up': 1, 'give_back': 2",
         "re_000002  inv_11      4000",

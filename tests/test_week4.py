@@ -63,6 +63,8 @@ EXPECTED = {
 globals().update(graded_week_suite(
     week=4, exercises=3, total=TOTAL, wrong=WRONG, expected=EXPECTED,
     demos=[
+        "(no answer: caught GraphInterrupt)",
+        "a replay from before approve asks again: True",
         "ended with SIGKILL; refunds while paused: 0",
         "resumed and ended with exit 0; refunds now: 1",
         "'being reviewed' mails: 2",
