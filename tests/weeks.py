@@ -343,9 +343,11 @@ def graded_week_suite(*, week: int, exercises: int, total: float, wrong, expecte
     @pytest.mark.slow
     def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline):
         executed = executed_solution(pipeline, week)
-        assert errors_in(executed) == []
+        errors = errors_in(executed)
+        assert errors == [], errors
         text = output_text(executed)
-        assert [shown for shown in demos if shown not in text] == []
+        missing = [shown for shown in demos if shown not in text]
+        assert missing == [], f"the executed solution does not show {missing}:\n{text[-6000:]}"
 
     @pytest.mark.slow
     def test_the_solution_gets_full_marks(pipeline):
@@ -357,16 +359,19 @@ def graded_week_suite(*, week: int, exercises: int, total: float, wrong, expecte
     @pytest.mark.parametrize(("exercise", "name"), list(wrong),
                              ids=[f"{e}-{n}" for e, n in wrong])
     def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, exercise, name):
-        assert failed_in_own_exercise(pipeline, (exercise, name)) == expected[(exercise, name)]
+        failed = failed_in_own_exercise(pipeline, (exercise, name))
+        assert failed == expected[(exercise, name)], (failed, expected[(exercise, name)])
 
     @pytest.mark.slow
     def test_wrong_answers_lose_nothing_outside_their_exercises(pipeline):
-        assert unexplained_failures(pipeline, expected) == {}
+        unexplained = unexplained_failures(pipeline, expected)
+        assert unexplained == {}, unexplained
 
     @pytest.mark.slow
     def test_hidden_test_messages_say_what_is_wrong(pipeline):
         feedback = feedback_of(pipeline)
-        assert [(key, words) for key, words in said.items() if words not in feedback[key]] == []
+        unsaid = [(key, words) for key, words in said.items() if words not in feedback[key]]
+        assert unsaid == [], unsaid
 
     @pytest.mark.slow
     def test_make_check_on_the_untouched_release_prints_zero(pipeline):
