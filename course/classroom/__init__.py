@@ -8,6 +8,8 @@
   formula and the simulation behind the explorer.
 - :class:`ReplayStepper`: step through a recorded run (model version, transcript
   hash, tool inputs and outputs), the step where the model changed flagged.
+- :class:`HistoryBrowser`: a slider over a thread's checkpoints (week 3).
+- :class:`ApprovalPanel`: Approve / Reject with a reason for a paused thread (week 4).
 - :func:`timeline_figure`, :func:`compounding_figure`: the two pictures as
   matplotlib Figures (save them with ``figure.savefig(path)``; no display needed).
 
@@ -24,12 +26,14 @@ from importlib import import_module
 from typing import Any
 
 _HOMES = {
+    "ApprovalPanel": "approval",
     "CompoundingExplorer": "compounding",
     "compounding_figure": "compounding",
     "simulate_curve": "compounding",
     "simulate_success": "compounding",
     "success_rate": "compounding",
     "CrashLab": "crashlab",
+    "HistoryBrowser": "history",
     "verdict_line": "crashlab",
     "timeline_figure": "timeline",
     "ReplayStepper": "replay",

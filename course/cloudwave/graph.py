@@ -38,6 +38,8 @@ class SupportState(TypedDict, total=False):
     currency: str
     needs_approval: bool
     approved: bool
+    refund_cents: int  # weeks 3-4: how much to give back (unset: what the message names)
+    decision: dict[str, Any]  # week 4: what the person answered (approved, reason, by whom)
     charge: dict[str, Any]
     refund: dict[str, Any]
     subscription: dict[str, Any]

@@ -6,6 +6,7 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
   function in a genuinely new interpreter, perturb clocks and randomness, fork
   and kill, spy on a receiver (:func:`in_fresh_interpreter`, :func:`perturbed`,
   :func:`run_forked`, :func:`kill_self`, :class:`Spy`, :class:`DiesAfter`).
+- :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
 - :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
   generate_assignment + autograde in a throwaway course folder.
 """
@@ -20,6 +21,16 @@ from course.grading.checks import (
     portable_source,
     run_forked,
 )
+from course.grading.node_spy import count_runs
 
-__all__ = ["DiesAfter", "NotPortable", "Spy", "in_fresh_interpreter", "kill_self", "perturbed",
-           "portable_source", "run_forked"]
+__all__ = [
+    "DiesAfter",
+    "NotPortable",
+    "Spy",
+    "count_runs",
+    "in_fresh_interpreter",
+    "kill_self",
+    "perturbed",
+    "portable_source",
+    "run_forked",
+]
