@@ -1,0 +1,37 @@
+"""Marta's flight: the same booking agent in Deep Agents and in the Claude Agent SDK.
+
+May import: :mod:`course.base`, :mod:`course.storage`, :mod:`course.durable`,
+:mod:`course.world`, :mod:`course.cloudwave` (whose scripted model it reuses; that is
+why it has a floor of its own, just above the CloudWave agent).
+
+- :mod:`course.travel.airline`: :class:`Airline` (the billing simulator's key rules,
+  plus flights and bookings) and :class:`TravelWorld` (airline + guard records + ledger).
+- :mod:`course.travel.booking`: :func:`book_naive` and :func:`book_once` (guard +
+  reconcile), the one booking function both frameworks call.
+- :mod:`course.travel.model`: :class:`ConversationScriptedModel` (a
+  :class:`course.cloudwave.ScriptedChatModel` that reads the conversation, so a
+  resumed process replies as the old one would).
+- :mod:`course.travel.deep`: ``create_deep_agent`` with the tools and a SqliteSaver or
+  PostgresSaver; :func:`run_booking` (ask / resume / continue).
+- :mod:`course.travel.claude`: the Claude Agent SDK side: the booking tool as an
+  in-process MCP tool, session resume and fork, file checkpointing, all offline
+  through :mod:`course.travel.fake_claude` (a stand-in ``claude`` program).
+"""
+
+from course.travel.airline import FLIGHTS, Airline, Flight, TravelWorld
+from course.travel.booking import MARTA, TRIP, book_naive, book_once, describe
+from course.travel.deep import (
+    ASK,
+    CONTINUE,
+    cancelled_calls,
+    checkpointer,
+    config,
+    flight_tools,
+    marta_agent,
+    run_booking,
+)
+from course.travel.model import ConversationScriptedModel, marta_model
+
+__all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "TRIP", "Airline", "ConversationScriptedModel",
+           "Flight", "TravelWorld", "book_naive", "book_once", "cancelled_calls", "checkpointer",
+           "config", "describe", "flight_tools", "marta_agent", "marta_model", "run_booking"]
