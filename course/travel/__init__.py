@@ -20,6 +20,17 @@ why it has a floor of its own, just above the CloudWave agent).
 
 from course.travel.airline import FLIGHTS, Airline, Flight, TravelWorld
 from course.travel.booking import MARTA, TRIP, book_naive, book_once, describe
+from course.travel.claude import (
+    MARTA_SCRIPT,
+    SessionRun,
+    fake_cli,
+    options,
+    run_session,
+    transcript,
+    travel_server,
+    write_then_rewind,
+)
+from course.travel.claude import preload as _preload_sdk
 from course.travel.deep import (
     ASK,
     CONTINUE,
@@ -30,8 +41,18 @@ from course.travel.deep import (
     marta_agent,
     run_booking,
 )
+from course.travel.deep import preload as _preload_deep_agents
 from course.travel.model import ConversationScriptedModel, marta_model
 
-__all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "TRIP", "Airline", "ConversationScriptedModel",
-           "Flight", "TravelWorld", "book_naive", "book_once", "cancelled_calls", "checkpointer",
-           "config", "describe", "flight_tools", "marta_agent", "marta_model", "run_booking"]
+
+def preload() -> None:
+    """Import both frameworks once (seconds); do it before forking crash workers."""
+    _preload_deep_agents()
+    _preload_sdk()
+
+
+__all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "MARTA_SCRIPT", "TRIP", "Airline",
+           "ConversationScriptedModel", "Flight", "SessionRun", "TravelWorld", "book_naive",
+           "book_once", "cancelled_calls", "checkpointer", "config", "describe", "fake_cli",
+           "flight_tools", "marta_agent", "marta_model", "options", "preload", "run_booking",
+           "run_session", "transcript", "travel_server", "write_then_rewind"]

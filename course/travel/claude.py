@@ -58,6 +58,13 @@ class SessionRun:
     result: str | None = None
 
 
+def preload() -> None:
+    """Import the SDK and the MCP server once, here, so forked processes start warm."""
+    from claude_agent_sdk import create_sdk_mcp_server
+
+    create_sdk_mcp_server("warm-up", tools=[])
+
+
 def fake_cli(folder: str | Path) -> Path:
     """Write the stand-in ``claude`` program into ``folder``; return its path."""
     folder = Path(folder)

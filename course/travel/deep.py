@@ -55,6 +55,12 @@ def flight_tools(world: TravelWorld, trip_id: str = TRIP, book: Book = book_once
     return [search_flights, book_flight]
 
 
+def preload() -> None:
+    """Import Deep Agents and the SQLite saver once, so forked processes start warm."""
+    import deepagents  # noqa: F401
+    from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: F401
+
+
 def marta_agent(world: TravelWorld, saver: Any, *, book: Book = book_once,
                 trip_id: str = TRIP, model: Any = None) -> Any:
     """A Deep Agents agent that books Marta's flight, checkpointed by ``saver``."""
