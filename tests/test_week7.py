@@ -245,7 +245,7 @@ def test_failure_messages_say_what_is_wrong(pipeline):
     said = "\n".join(pipeline["trusts_the_framework"].lines())
     assert "Deep Agents, killed after booking and resumed in a new process: 2 bookings" in said
     assert "the pending book_flight call was cancelled" in said
-    assert "the original session's transcript was changed" in said
+    assert "the original conversation changed" in said
     said = "\n".join(pipeline["half_guarded"].lines())
     assert "did book_marta_once raise instead of settling the booking" in said
     assert "the crashed thread was not resumed" in said
