@@ -16,9 +16,10 @@ floor                     what lives there
 ``course.crash``          the crash harness (real SIGKILLs), fuzzer, concurrent resumers
 ``course.classroom``      widgets and pictures; ``make lab``
 ``course.grading``        ``make check`` / ``make release`` and the graded tests' helpers
+``course.audit``          ``python -m course.audit``: which side effects can a crash repeat?
 ========================  ==============================================================
 
-``classroom`` and ``grading`` share the top floor and do not import each other.
+``classroom``, ``grading`` and ``audit`` share the top floor and do not import each other.
 Notebooks import from a floor's public names (``from course.durable import guarded``),
 never from a module inside it.
 """
@@ -33,6 +34,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cloudwave",),
     ("travel",),
     ("crash",),
-    ("classroom", "grading"),
+    ("classroom", "grading", "audit"),
 )
 """The floors, bottom first. Names on one floor may not import each other, except themselves."""

@@ -6,6 +6,8 @@
   steps succeeds when each step succeeds with chance p, with simulated points.
 - :func:`success_rate`, :func:`simulate_success`, :func:`simulate_curve`: the
   formula and the simulation behind the explorer.
+- :class:`ReplayStepper`: step through a recorded run (model version, transcript
+  hash, tool inputs and outputs), the step where the model changed flagged.
 - :func:`timeline_figure`, :func:`compounding_figure`: the two pictures as
   matplotlib Figures (save them with ``figure.savefig(path)``; no display needed).
 
@@ -30,6 +32,7 @@ _HOMES = {
     "CrashLab": "crashlab",
     "verdict_line": "crashlab",
     "timeline_figure": "timeline",
+    "ReplayStepper": "replay",
 }
 
 __all__ = sorted(_HOMES)

@@ -13,10 +13,27 @@ vendor.
 - :mod:`course.durable.lease`: thread leases, so one resumer works a thread.
 - :mod:`course.durable.recovery`: :class:`Recovery` (resume / branch / abandon),
   :func:`select_recovery`, checkpoint diagnosis.
+- :mod:`course.durable.actions`: carry a recovery out: :func:`resume`,
+  :func:`branch`, :func:`abandon` (settle in-flight steps first).
+- :mod:`course.durable.replay`: :class:`ReplayRecord` per step (model name and
+  version, transcript hash, tool inputs and outputs), :class:`ReplayLog`,
+  :func:`model_changed_at`, :func:`replay_tools`.
 """
 
 from typing import Any
 
+from course.durable.actions import (
+    Abandoned,
+    abandon,
+    branch,
+    checkpoint_before,
+    history,
+    in_flight,
+    quarantine,
+    resume,
+    settle,
+    thread_config,
+)
 from course.durable.guard import (
     GuardArgsMismatch,
     NeedsReconcile,
@@ -36,12 +53,74 @@ from course.durable.idempotency import (
     StepRecord,
 )
 from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
-from course.durable.recovery import Recovery, select_recovery
+from course.durable.recovery import (
+    BudgetExhausted,
+    Decision,
+    Recovery,
+    classify_error,
+    decide,
+    diagnose_checkpoints,
+    select_recovery,
+)
+from course.durable.replay import (
+    ModelChange,
+    ReplayLog,
+    ReplayRecord,
+    model_changed_at,
+    model_changes,
+    model_metadata,
+    replay_table,
+    replay_tools,
+    transcript_hash,
+)
 
-__all__ = ["CorruptRecord", "GuardArgsMismatch", "IdempotencyStore", "InProgressElsewhere",
-           "Lease", "LeaseStore", "MemoryStore", "NeedsReconcile", "PostgresStore",
-           "RecordExists", "Recovery", "SQLiteLeases", "SQLiteStore", "StepRecord", "args_hash",
-           "guarded", "idem_key", "readable_key", "reconcile", "record_id", "select_recovery"]
+__all__ = [
+    "Abandoned",
+    "BudgetExhausted",
+    "CorruptRecord",
+    "Decision",
+    "GuardArgsMismatch",
+    "IdempotencyStore",
+    "InProgressElsewhere",
+    "Lease",
+    "LeaseStore",
+    "MemoryStore",
+    "ModelChange",
+    "NeedsReconcile",
+    "PostgresStore",
+    "RecordExists",
+    "Recovery",
+    "ReplayLog",
+    "ReplayRecord",
+    "SQLiteLeases",
+    "SQLiteStore",
+    "StepRecord",
+    "abandon",
+    "args_hash",
+    "branch",
+    "checkpoint_before",
+    "classify_error",
+    "decide",
+    "diagnose_checkpoints",
+    "guarded",
+    "history",
+    "idem_key",
+    "in_flight",
+    "model_changed_at",
+    "model_changes",
+    "model_metadata",
+    "quarantine",
+    "readable_key",
+    "reconcile",
+    "record_id",
+    "replay_table",
+    "replay_tools",
+    "resume",
+    "select_recovery",
+    "settle",
+    "thread_config",
+    "transcript_hash",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -205,6 +205,8 @@ def classify_error(error: BaseException | str | None) -> str:
         return "restart"  # the process died without telling us why (a kill, a preemption)
     if isinstance(error, str):
         return error
+    from langgraph.errors import GraphRecursionError
+
     from course.durable.guard import GuardArgsMismatch, NeedsReconcile
     from course.durable.idempotency import CorruptRecord
 
@@ -216,7 +218,7 @@ def classify_error(error: BaseException | str | None) -> str:
         (ConnectionError, "network"),
         (NeedsReconcile, "restart"),  # a process died mid-step: reconcile, then resume
         ((CorruptRecord, sqlite3.DatabaseError), "corrupt"),
-        (BudgetExhausted, "budget"),
+        ((BudgetExhausted, GraphRecursionError), "budget"),  # the step budget (recursion_limit)
         (GuardArgsMismatch, "invalid_request"),
     ]
     for types, name in kinds:

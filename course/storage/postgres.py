@@ -16,6 +16,9 @@ folder and returns once the server accepts connections. What it promises:
   environment lives somewhere it may not read, such as ``/root``.
 - **Clear failures.** Anything that stops the server from starting raises
   :class:`PostgresUnavailable` with the reason and the end of the server log.
+- :meth:`TempPostgres.halt` and :meth:`TempPostgres.resume_server` stop the server
+  and start it again on the same data (a container restart); data committed
+  before the halt is there after it.
 - :meth:`TempPostgres.stop` shuts the server down and deletes the folder; it
   also runs at interpreter exit, but only in the process that started the
   server (a forked child exiting never stops its parent's server).
@@ -64,6 +67,7 @@ class TempPostgres:
     os_user: str  # the system account the server runs as
     _owner_pid: int = field(default_factory=os.getpid)
     _stopped: bool = False
+    _flags: str = ""  # the postgres -c options it was started with (restarts reuse them)
 
     # ----------------------------------------------------------------- start
     @classmethod
@@ -98,10 +102,36 @@ class TempPostgres:
                              "--encoding=UTF8", "--locale=C", "--no-sync"], "initdb failed")
         options = {"listen_addresses": "''", "unix_socket_directories": f"'{self.base}'",
                    "max_connections": "200", **settings}
-        flags = " ".join(f"-c {name}={value}" for name, value in options.items())
+        self._flags = " ".join(f"-c {name}={value}" for name, value in options.items())
+        self._pg_ctl_start()
+
+    def _pg_ctl_start(self) -> None:
         self._run("pg_ctl", ["-D", str(self.data), "-l", str(self.log), "-w",
-                             "-t", str(START_TIMEOUT_S), "-o", flags, "start"],
+                             "-t", str(START_TIMEOUT_S), "-o", self._flags, "start"],
                   "the server did not start")
+
+    # ------------------------------------------------------ restart (same data)
+    def halt(self, mode: str = "immediate") -> None:
+        """Stop the server but keep its data, as a container that is stopped does.
+
+        ``immediate`` is the harsh one: no checkpoint, every backend killed, the next
+        start replays the write-ahead log (crash recovery). ``fast`` shuts down cleanly."""
+        if mode not in ("immediate", "fast", "smart"):
+            raise ValueError(f"unknown shutdown mode {mode!r}: use immediate, fast or smart")
+        self._run("pg_ctl", ["-D", str(self.data), "-w", "-m", mode, "stop"],
+                  "the server did not stop")
+
+    def resume_server(self) -> None:
+        """Start the halted server again on the same data and socket."""
+        self._pg_ctl_start()
+
+    def running(self) -> bool:
+        """The server's postmaster is up (``pg_ctl status``)."""
+        try:
+            self._run("pg_ctl", ["-D", str(self.data), "status"], "status")
+        except PostgresUnavailable:
+            return False
+        return True
 
     def _run(self, program: str, args: list[str], what: str) -> str:
         command = [str(self.bindir / program), *args]
