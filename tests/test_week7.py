@@ -154,8 +154,9 @@ def test_every_exercise_has_visible_and_hidden_tests_and_the_points_add_up():
 
 def test_the_release_hides_solutions_hidden_tests_and_model_answers():
     text = RELEASE.read_text()
-    for secret in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "_DiesAfter", "fork_session=True).session_id",
-                   "patch middleware answers", '("none", "recovery policy")'):
+    for secret in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "_DiesAfter",
+                   "fork_session=True).session_id", "patch middleware answers",
+                   '("none", "recovery policy")'):
         assert secret not in text, secret
     assert text.count("raise NotImplementedError()") == 4
     assert graded(RELEASE).keys() == graded(SOURCE).keys()
