@@ -33,7 +33,7 @@ from course.grading import autograde as grading
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "solutions" / "week7" / "week7.ipynb"
 RELEASE = REPO / "week7" / "week7.ipynb"
-TOTAL = 24
+TOTAL = 30
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
     pytest.mark.filterwarnings("ignore::nbformat.warnings.MissingIDFieldWarning"),
@@ -114,22 +114,81 @@ PROTECTS = {
 }
 '''
 
+KEYED_CHARGE = '''
+from course.durable import guarded
+
+
+def my_charge(state, world):
+    args = {"customer_id": state["customer_id"], "invoice_id": state["invoice_id"],
+            "cents": state["cents"], "currency": state["currency"]}
+
+    def capture(idem_key, **kwargs):
+        return world.billing.charge(**kwargs, idempotency_key=idem_key)
+
+    return {"charge": guarded(state["thread_id"], "charge", capture, args,
+                              store=world.records), "log": ["charge"]}
+'''
+
+EMAIL_LEFT_UNKEYED = KEYED_CHARGE + '''
+
+def build_my_graph(world, checkpointer):
+    """The charge was fixed; the receipt still goes out with no email id."""
+    nodes = {"parse": parse, "retrieve": retrieve, "charge": my_charge, "email": email_naive}
+    return build_graph(nodes, world=world, checkpointer=checkpointer)
+'''
+
+EMAIL_NODE_REMOVED = KEYED_CHARGE + '''
+
+def build_my_graph(world, checkpointer):
+    """The audit flagged the email, so the email went."""
+    nodes = {"parse": parse, "retrieve": retrieve, "charge": my_charge}
+    return build_graph(nodes, world=world, checkpointer=checkpointer)
+'''
+
+CHARGE_KEY_PER_CALL = '''
+import uuid
+
+from course.cloudwave import receipt
+
+
+def build_my_graph(world, checkpointer):
+    """Keys everywhere, but the charge's key is new on every call."""
+    def charge(state, world):
+        result = world.billing.charge(
+            customer_id=state["customer_id"], invoice_id=state["invoice_id"],
+            cents=state["cents"], currency=state["currency"],
+            idempotency_key=f"{state['thread_id']}:charge:{uuid.uuid4()}")
+        return {"charge": result, "log": ["charge"]}
+
+    def email(state, world):
+        mail = receipt(state)
+        sent = world.mail.send(**mail, email_id=f"{state['thread_id']}:{mail['template']}")
+        return {"email": sent, "log": ["email"]}
+
+    nodes = {"parse": parse, "retrieve": retrieve, "charge": charge, "email": email}
+    return build_graph(nodes, world=world, checkpointer=checkpointer)
+'''
+
 WRONG = {  # submission: ({grade_id: new source}, the grade ids it must fail)
     "trusts_the_framework": (
         {"ex1_book_once": NAIVE_BOOKING, "ex2_resume": RESUME_WITH_CONTINUE,
-         "ex3_branch": BRANCH_WITHOUT_FORK, "ex4_table": FRAMEWORK_DOES_IT_ALL},
+         "ex3_branch": BRANCH_WITHOUT_FORK, "ex4_table": FRAMEWORK_DOES_IT_ALL,
+         "ex5_graph": EMAIL_LEFT_UNKEYED},
         {"ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill",
          "ex2_pending_call_kept", "ex3_new_session", "ex3_branch_has_history",
-         "ex4_row1", "ex4_row2", "ex4_row3", "ex4_row5"}),
+         "ex4_row1", "ex4_row2", "ex4_row3", "ex4_row5",
+         "ex5_clean_audit", "ex5_still_does_the_job"}),
     "half_guarded": (
         {"ex1_book_once": GUARD_WITHOUT_RECONCILE, "ex2_resume": RESUME_ON_A_NEW_THREAD,
-         "ex3_branch": BRANCH_AS_A_NEW_SESSION, "ex4_table": GUARD_FOR_EVERYTHING},
+         "ex3_branch": BRANCH_AS_A_NEW_SESSION, "ex4_table": GUARD_FOR_EVERYTHING,
+         "ex5_graph": EMAIL_NODE_REMOVED},
         {"ex1_twice_in_one_process", "ex1_deep_agents_kill",
          "ex2_thread_finished", "ex2_pending_call_kept", "ex3_branch_has_history",
-         "ex4_row2", "ex4_row3", "ex4_row4"}),
+         "ex4_row2", "ex4_row3", "ex4_row4", "ex5_still_does_the_job"}),
     "pid_key": (
-        {"ex1_book_once": KEY_WITH_THE_PID},
-        {"ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill"}),
+        {"ex1_book_once": KEY_WITH_THE_PID, "ex5_graph": CHARGE_KEY_PER_CALL},
+        {"ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill",
+         "ex5_clean_audit", "ex5_still_does_the_job"}),
 }
 
 
@@ -145,7 +204,7 @@ def test_committed_notebooks_have_no_outputs(path):
 
 def test_every_exercise_has_visible_and_hidden_tests_and_the_points_add_up():
     kinds = exercises_and_test_kinds(SOURCE)
-    assert sorted(kinds) == [f"Exercise {n}" for n in range(1, 5)]
+    assert sorted(kinds) == [f"Exercise {n}" for n in range(1, 6)]
     assert all(k == {True, False} for k in kinds.values()), kinds
     assert autograded_points(SOURCE) == TOTAL
     written = [g for g in graded(SOURCE).values() if g["solution"]]
@@ -158,7 +217,7 @@ def test_the_release_hides_solutions_hidden_tests_and_model_answers():
                    "fork_session=True).session_id", "patch middleware answers",
                    '("none", "recovery policy")'):
         assert secret not in text, secret
-    assert text.count("raise NotImplementedError()") == 4
+    assert text.count("raise NotImplementedError()") == 5
     assert graded(RELEASE).keys() == graded(SOURCE).keys()
 
 
@@ -250,8 +309,10 @@ def test_failure_messages_say_what_is_wrong(pipeline):
     said = "\n".join(pipeline["half_guarded"].lines())
     assert "did book_marta_once raise instead of settling the booking" in said
     assert "the crashed thread was not resumed" in said
+    assert "the graph's writes are [('charge', 'billing.charge')]" in said
     said = "\n".join(pipeline["pid_key"].lines())
     assert "a booking left in flight was booked again" in said
+    assert "side effect(s) can be repeated by a crash" in said
 
 
 @pytest.mark.slow
