@@ -274,7 +274,10 @@ def test_the_solution_runs_headless_and_shows_every_demo(pipeline):
                   "original transcript unchanged: True",
                   "resume after the restart: No conversation found with session ID",
                   "fresh session after the restart: 1 booking(s)",
-                  "model_version in the checkpoint metadata: False"):
+                  "model_version in the checkpoint metadata: False",
+                  "refused: session_store cannot be combined with enable_file_checkpointing",
+                  "effects=2 keyed=0 repeatable=2",
+                  "effects=2 keyed=2 repeatable=0"):
         assert shown in text, shown
     assert ("PostgresSaver, guarded tool, killed and resumed: 1 booking(s)" in text
             or "PostgreSQL could not start here" in text)

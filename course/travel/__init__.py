@@ -24,6 +24,7 @@ from course.travel.claude import (
     MARTA_SCRIPT,
     SessionRun,
     fake_cli,
+    in_own_thread,
     options,
     run_session,
     transcript,
@@ -54,5 +55,5 @@ def preload() -> None:
 __all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "MARTA_SCRIPT", "TRIP", "Airline",
            "ConversationScriptedModel", "Flight", "SessionRun", "TravelWorld", "book_naive",
            "book_once", "cancelled_calls", "checkpointer", "config", "describe", "fake_cli",
-           "flight_tools", "marta_agent", "marta_model", "options", "preload", "run_booking",
-           "run_session", "transcript", "travel_server", "write_then_rewind"]
+           "flight_tools", "in_own_thread", "marta_agent", "marta_model", "options", "preload",
+           "run_booking", "run_session", "transcript", "travel_server", "write_then_rewind"]
