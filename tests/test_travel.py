@@ -205,3 +205,8 @@ def test_rewind_files_restores_the_file_not_the_conversation_nor_the_charge(tmp_
     assert seen["after_rewind"] == itinerary.read_text() == "VY1042 MAD-BCN 14 March 10:42"
     assert seen["messages_after"] == seen["messages_before"] > 0
     assert (seen["bookings"], seen["charges"]) == (1, 1)
+
+
+def test_a_wrong_way_to_run_the_booking_is_one_clear_line(tmp_path):
+    with pytest.raises(ValueError, match="how must be one of ask, resume, continue, not 'retry'"):
+        run_booking(tmp_path / "world", tmp_path / "cp.db", how="retry")

@@ -18,11 +18,15 @@ exactly there. Outside a harness the points do nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from course.base import crashpoints
 from course.durable.guard import NeedsReconcile, guarded, reconcile
 from course.travel.airline import TravelWorld
+
+Book = Callable[..., dict[str, Any]]
+"""A booking function: ``book(world, trip_id, flight_id) -> booking``."""
 
 MARTA = "cus_marta"
 TRIP = "marta-1042"

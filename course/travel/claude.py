@@ -35,10 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from course.travel.airline import TravelWorld
-from course.travel.booking import TRIP, book_once, describe
+from course.travel.booking import TRIP, Book, book_once, describe
 from course.travel.deep import ASK
 
-Book = Callable[..., dict[str, Any]]
 SERVER = "travel"
 SEARCH = {"tool": f"mcp__{SERVER}__search_flights",
           "input": {"origin": "MAD", "destination": "BCN", "date": "2026-03-14"}}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,12 +31,11 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 
 from course.travel.airline import TravelWorld
-from course.travel.booking import TRIP, book_once, describe
+from course.travel.booking import TRIP, Book, book_once, describe
 from course.travel.model import marta_model
 
 ASK = "Book Marta Ruiz on the 10:42 flight from Madrid to Barcelona on 14 March."
 CONTINUE = "Continue Marta's booking."
-Book = Callable[..., dict[str, Any]]
 
 
 def flight_tools(world: TravelWorld, trip_id: str = TRIP, book: Book = book_once) -> list[BaseTool]:
