@@ -12,6 +12,7 @@ floor                     what lives there
 ``course.durable``        idempotency stores, ``guarded``/``reconcile``, leases, recovery
 ``course.world``          CloudWave's outside world: catalogue, bank, mail, ledger
 ``course.cloudwave``      the agent: state, graph builder, reference nodes, scripted model
+``course.travel``         Marta's flight: airline, guarded booking, Deep Agents, Claude SDK
 ``course.crash``          the crash harness (real SIGKILLs), fuzzer, concurrent resumers
 ``course.classroom``      widgets and pictures; ``make lab``
 ``course.grading``        ``make check`` / ``make release`` and the graded tests' helpers
@@ -31,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("durable",),
     ("world",),
     ("cloudwave",),
+    ("travel",),
     ("crash",),
     ("classroom", "grading", "audit"),
 )
