@@ -40,6 +40,19 @@ def test_draw_ascii_shows_routes_without_a_network(world):
     assert "email ---> END" in drawing
 
 
+def test_draw_ascii_lines_up_arrows_whatever_the_longest_name(world):
+    def step(state, world):
+        return {}
+
+    graph = build_graph({"parse": step, "a_rather_long_node_name": step, "email": step},
+                        world=world)
+    lines = draw_ascii(graph).splitlines()
+    assert [line.split()[0] for line in lines] == [
+        "START", "parse", "a_rather_long_node_name", "email"]
+    assert len({line.index("--->") for line in lines}) == 1, lines  # one column of arrows
+    assert lines[2].startswith("a_rather_long_node_name --->")
+
+
 def test_builder_errors_are_explained(world):
     with pytest.raises(ValueError, match="at least one node"):
         build_graph({}, world=world)

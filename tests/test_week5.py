@@ -342,6 +342,10 @@ WRONG_ANSWERS: dict[str, tuple[dict, set[str]]] = {
     "ex4_made_up_answer": ({"ex4_reconcile": _swap(RECONCILE, BUSY.format(handling=(
         "        answer = {\"id\": \"pending\", \"status\": \"captured\", \"replayed\": True}"
     )))}, {"ex4_not_landed_or_in_flight"}),
+    # "nothing yet" returned while the first call is in flight
+    "ex4_none_when_busy": ({"ex4_reconcile": _swap(RECONCILE, BUSY.format(handling=(
+        "        return {\"charge\": None, \"reconciled\": False, \"log\": [\"charge\"]}"
+    )))}, {"ex4_not_landed_or_in_flight"}),
     # a new key when the first one is busy
     "ex4_new_key_when_busy": ({"ex4_reconcile": _swap(RECONCILE, BUSY.format(handling=(
         "        answer = world.billing.charge(\n"
@@ -372,6 +376,15 @@ WRONG_ANSWERS: dict[str, tuple[dict, set[str]]] = {
     with transaction(conn):
         conn.execute("UPDATE outbox SET status = 'sent' WHERE status = 'pending'")""")},
         {"ex6_kill_between_post_and_mark"}),
+    # marked all at the end: a failure part-way leaves the posted ones pending
+    "ex6_marks_at_the_end": ({"ex6_outbox": _swap(RELAY, """    posted = []
+    for row in pending:
+        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])
+        posted.append(row["id"])
+    with transaction(conn):  # everything posted, marked in one go
+        for message_id in posted:
+            conn.execute("UPDATE outbox SET status = 'sent' WHERE id = ?", (message_id,))""")},
+        {"ex6_kill_between_post_and_mark"}),
     # marked before it is posted
     "ex6_marks_before_posting": ({"ex6_outbox": _swap(RELAY, """    for row in pending:
         with transaction(conn):
@@ -394,6 +407,11 @@ WRONG_ANSWERS: dict[str, tuple[dict, set[str]]] = {
         "build_graph(nodes, world=world, checkpointer=checkpointer)",
         "build_graph(nodes, world=world)")}, {"ex7_kill_after_charge", "ex7_kill_anywhere"}),
 }
+
+
+# what the feedback must say for some of them (the grader's words for that mistake)
+SAID = {"ex4_none_when_busy": "returned no charge (None)",
+        "ex6_marks_at_the_end": "a second time"}
 
 
 def _exercise(name: str) -> str:
@@ -586,3 +604,5 @@ def test_a_known_wrong_answer_loses_points_on_its_own_exercise_only(pipeline, na
         message = failed[grade_id].message.strip()
         assert message and message != "AssertionError", (grade_id, message)
         assert "BEGIN HIDDEN TESTS" not in message and "_problems" not in message
+    if name in SAID:
+        assert any(SAID[name] in failed[g].message for g in expected[name]), name

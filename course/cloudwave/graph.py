@@ -126,9 +126,10 @@ def draw_ascii(graph) -> str:
         arrow = "-?->" if edge.conditional else "--->"
         outgoing.setdefault(edge.source, []).append(f"{arrow} {edge.target}")
     order = [n for n in drawn.nodes if n not in ("__start__", "__end__")]
+    labels = {name: {"__start__": "START"}.get(name, name) for name in ["__start__", *order]}
+    width = max(len(label) for label in labels.values())  # the longest name sets the column
     lines = []
-    for name in ["__start__", *order]:
-        label = {"__start__": "START"}.get(name, name)
+    for name, label in labels.items():
         targets = [t.replace("__end__", "END") for t in outgoing.get(name, [])]
-        lines.append(f"{label:>10} " + "  ".join(targets))
+        lines.append(f"{label:>{width}} " + "  ".join(targets))
     return "\n".join(lines)
