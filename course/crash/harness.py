@@ -130,6 +130,19 @@ class ScenarioResult(EffectVerdicts):
         """The first worker died of the kill (a timer can fire after the worker finished)."""
         return bool(self.attempts) and self.attempts[0].outcome == "killed"
 
+    @property
+    def killed_at(self) -> tuple[str, str] | None:
+        """Where the first worker died: the last crash point it passed, ``("", "start-up")``
+        if it died before any, or None if it was not killed."""
+        if not self.kill_landed:
+            return None
+        reached = self.attempts[0].reached
+        return reached[-1] if reached else ("", "start-up")
+
+    @property
+    def killed_as_armed(self) -> bool:
+        """The scenario was armed at ``(node, point)`` and the first worker died right there."""
+        return self.node is not None and self.killed_at == (self.node, self.point)
 
     @property
     def verdict(self) -> str:
@@ -137,6 +150,8 @@ class ScenarioResult(EffectVerdicts):
             lines = [line for line in self.attempts[-1].detail.strip().splitlines()
                      if line.strip() and not line.startswith("During task")]  # LangGraph's note
             return "error: " + (lines[-1] if lines else "unknown")[:60]
+        if self.node is not None and not self.killed_as_armed:
+            return f"NOT KILLED at {self.node}/{self.point} (never reached)"
         problems = [label for flag, label in (
             (self.double_charge, "DOUBLE CHARGE"), (self.double_email, "double email"),
             (self.lost, "LOST")) if flag]
@@ -211,6 +226,8 @@ class CrashHarness:
             attempts.append(Attempt(1, _label((node, point) if node else None, kill_after_s),
                                     "error", detail=traceback.format_exc()))
             status = "error"
+        if graph is not None and node is not None:
+            _check_node(graph, node, self.name, world)
         for number in range(1, self.max_attempts + 1 if graph is not None else 1):
             armed = (node, point) if number == 1 and node else None
             timer = kill_after_s if number == 1 else None
@@ -301,6 +318,15 @@ class CrashHarness:
             return 1
         finally:
             world.close()
+
+
+def _check_node(graph: Any, node: str, name: str, world: World) -> None:
+    """A crash point armed at a node the graph does not have would never fire: refuse it."""
+    names = [n for n in getattr(graph, "nodes", {}) if not n.startswith("__")]
+    if names and node not in names:
+        world.close()
+        raise ValueError(f"the {name} graph has no node {node!r}; "
+                         f"choose one of {', '.join(names)}")
 
 
 def _label(armed: tuple[str, str] | None, kill_after_s: float | None) -> str:
