@@ -20,6 +20,7 @@ def test_naive_graph_killed_after_charge_charges_twice():
     assert result.status == "completed"
     assert result.charges == 2
     assert result.double_charge and not result.lost
+    assert result.doubles == [{"invoice_id": "inv_9", "what": "charges", "count": 2}]
     # The resumed worker re-ran charge from its first line, but not parse or retrieve.
     resumed = [node for node, point in result.attempts[1].reached if point == "before_effect"]
     assert resumed == ["charge", "email"]
@@ -30,6 +31,7 @@ def test_keyed_graph_killed_after_charge_charges_once():
     assert result.killed_at == ("charge", "after_effect")
     assert (result.charges, result.emails) == (1, 1)
     assert not result.double_charge and not result.lost
+    assert result.doubles == []
 
 
 def test_killed_after_the_checkpoint_the_node_does_not_run_again():

@@ -120,6 +120,7 @@ class ScenarioResult(EffectVerdicts):
     reconciled: int
     status: str  # completed | error | gave_up
     run_dir: Path
+    doubles: list[dict[str, Any]] = field(default_factory=list)  # Ledger.doubles(), every invoice
 
     @property
     def killed(self) -> int:
@@ -249,10 +250,11 @@ class CrashHarness:
             ledger = world.ledger()
             charges = ledger.count("charges", self.invoice_id)
             emails = ledger.count("emails", self.invoice_id)
+            doubles = ledger.doubles()
         finally:
             world.close()
         return ScenarioResult(self.name, node, point, thread_id, self.invoice_id, attempts,
-                              charges, emails, reconciled, status, run_dir)
+                              charges, emails, reconciled, status, run_dir, doubles)
 
     # ------------------------------------------------------------------ parent
     def fresh_run_dir(self, name: str) -> Path:
