@@ -1,8 +1,12 @@
-"""Shared fixtures: a fresh CloudWave world per test, in a temporary folder."""
+"""Shared fixtures: a fresh CloudWave world per test, in a temporary folder.
+
+Also the CI hooks of :mod:`ci`: under CI a skipped Postgres or browser test fails the run.
+"""
 
 from __future__ import annotations
 
 import pytest
+from ci import pytest_runtest_makereport, pytest_sessionfinish  # noqa: F401
 from fixtures_pg import postgres, postgres_db, postgres_store, postgres_uri  # noqa: F401
 
 from course.world import World

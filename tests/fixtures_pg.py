@@ -10,19 +10,14 @@
 - ``postgres_store``: a :class:`course.durable.idempotency_pg.PostgresStore` on ``postgres_uri``.
 
 If the server cannot start, the Postgres tests are skipped with a one-line
-reason, except in CI (``CI`` set to anything but ``0``/``false``), where they
-fail with the whole reason: CI must never pass by skipping them.
+reason, except in CI (:func:`ci.in_ci`), where they fail with the whole reason:
+CI must never pass by skipping them.
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+from ci import in_ci
 
 
 @pytest.fixture(scope="session")
