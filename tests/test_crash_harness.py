@@ -61,12 +61,6 @@ def test_a_timer_kill_anywhere_is_followed_by_resume_to_completion():
         assert (result.charges, result.emails) == (1, 1)
 
 
-def test_a_timer_that_fires_after_the_worker_finished_is_not_counted_as_a_kill():
-    result = CrashHarness("keyed").run(kill_after_s=30)
-    assert not result.kill_landed and result.killed_at is None
-    assert result.attempts[0].outcome == "completed" and len(result.attempts) == 1
-
-
 def test_an_unknown_node_is_refused_naming_the_real_ones():
     with pytest.raises(ValueError, match="no node 'send_receipt'") as caught:
         CrashHarness("keyed").run("send_receipt", "after_effect")

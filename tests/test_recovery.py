@@ -76,7 +76,7 @@ def harness_checkpoints(tmp_path_factory):
     then resumed), with its WAL folded into the main file so the file holds the data."""
     harness = CrashHarness("keyed", root=tmp_path_factory.mktemp("crash"))
     result = harness.run("charge", "after_effect")
-    assert result.attempts[0].outcome == "killed"
+    assert result.killed_at == ("charge", "after_effect")
     db = result.run_dir / "checkpoints.db"
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
