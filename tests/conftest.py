@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import pytest
 from ci import pytest_runtest_makereport, pytest_sessionfinish  # noqa: F401
-from fixtures_pg import postgres, postgres_db, postgres_store, postgres_uri  # noqa: F401
+from fixtures_pg import (  # noqa: F401
+    own_postgres,
+    postgres,
+    postgres_db,
+    postgres_store,
+    postgres_uri,
+)
 
 from course.world import World
 
