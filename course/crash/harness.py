@@ -204,7 +204,12 @@ class CrashHarness:
         kill_after_s: float | None = None,
         thread_id: str | None = None,
     ) -> ScenarioResult:
-        """One scenario: crash once as asked, then resume until the run completes."""
+        """One scenario: crash once as asked, then resume until the run completes.
+
+        A crash point the graph cannot reach by name (a node it does not have, a point
+        that does not exist) raises :class:`ValueError` naming the valid ones; where the
+        kill really landed is on the result (:attr:`ScenarioResult.killed_at`).
+        """
         if (node is None) != (point is None):
             raise ValueError("give both node and point, or neither")
         if point is not None and point not in crashpoints.POINTS:
