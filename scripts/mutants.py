@@ -15,9 +15,9 @@ What it promises:
   it): if the suite already fails there, nothing a mutant does can be judged
   and the script stops.
 - The tests are the fast suite, exactly: ``pytest -m "not slow and not
-  browser" -x -q -p no:cacheprovider tests``. A mutant's ``first`` test files
-  are named before ``tests`` so the likely catcher runs early (pytest runs
-  every file once); the whole fast suite still stands behind them.
+  browser" -x -q -p no:cacheprovider`` on every file and folder of ``tests/``.
+  A mutant's ``first`` test files lead the list so the likely catcher runs
+  early; the whole fast suite still stands behind them.
 - A mutant is *caught* when pytest fails (exit status 1) and the report names
   the first failing test; *SURVIVED* when the fast suite passes; anything else
   (a collection error, a time-out) is reported as such, never as caught.
@@ -199,14 +199,23 @@ def run_fast_tests(copy: Path, first: tuple[str, ...], timeout_s: float) -> tupl
     # No bytecode: a mutant and the original can have the same size and the same second.
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    command = [sys.executable, "-m", "pytest", *FAST,
-               *[f for f in first if (copy / f).exists()], "tests"]
+    command = [sys.executable, "-m", "pytest", *FAST, *test_paths(copy, first)]
     try:
         done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True,
                               timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {timeout_s:.0f} s"
     return done.returncode, done.stdout + done.stderr
+
+
+def test_paths(copy: Path, first: tuple[str, ...]) -> list[str]:
+    """Everything under ``tests/``, the ``first`` files leading. (Naming ``tests`` itself
+    after them would not do: pytest folds a file into its folder and runs it in name order.)"""
+    leading = [f for f in first if (copy / f).is_file()]
+    rest = sorted(p.relative_to(copy).as_posix() for p in (copy / "tests").iterdir()
+                  if (p.is_file() and p.name.startswith("test_") and p.suffix == ".py")
+                  or (p.is_dir() and not p.name.startswith(("_", "."))))
+    return leading + [path for path in rest if path not in leading]
 
 
 def first_failure(output: str) -> str:

@@ -48,3 +48,11 @@ def test_only_a_failing_test_counts_as_caught():
     broken = mutants.judge("m", 2, "ERROR: usage", 1.0)
     assert broken.status.startswith("error") and broken.status != "caught"
     assert mutants.judge("m", -1, "timed out after 900 s", 1.0).status.startswith("error")
+
+
+def test_the_likely_catcher_runs_first_and_every_test_file_still_runs():
+    paths = mutants.test_paths(mutants.REPO, ("tests/test_ledger.py",))
+    assert paths[0] == "tests/test_ledger.py" and paths.count("tests/test_ledger.py") == 1
+    assert "tests/browser" in paths and "tests/test_billing.py" in paths
+    every = {f"tests/{p.name}" for p in (mutants.REPO / "tests").glob("test_*.py")}
+    assert every <= set(paths)
