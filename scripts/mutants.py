@@ -17,7 +17,9 @@ What it promises:
 - The tests are the fast suite, exactly: ``pytest -m "not slow and not
   browser" -x -q -p no:cacheprovider`` on every file and folder of ``tests/``.
   A mutant's ``first`` test files lead the list so the likely catcher runs
-  early; the whole fast suite still stands behind them.
+  early; the whole fast suite still stands behind them, except
+  ``tests/test_mutants.py``, which checks that each mutant's text is in the
+  code and so would "catch" every mutant without testing anything.
 - A mutant is *caught* when pytest fails (exit status 1) and the report names
   the first failing test; *SURVIVED* when the fast suite passes; anything else
   (a collection error, a time-out) is reported as such, never as caught.
@@ -41,6 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = ["-m", "not slow and not browser", "-x", "-q", "-p", "no:cacheprovider"]
+SELF_TEST = "tests/test_mutants.py"  # checks every mutant applies: fails on any mutant, so left out
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,7 @@ def test_paths(copy: Path, first: tuple[str, ...]) -> list[str]:
     rest = sorted(p.relative_to(copy).as_posix() for p in (copy / "tests").iterdir()
                   if (p.is_file() and p.name.startswith("test_") and p.suffix == ".py")
                   or (p.is_dir() and not p.name.startswith(("_", "."))))
-    return leading + [path for path in rest if path not in leading]
+    return leading + [path for path in rest if path not in leading and path != SELF_TEST]
 
 
 def first_failure(output: str) -> str:
