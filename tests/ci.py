@@ -34,7 +34,8 @@ def required_markers(item: pytest.Item) -> list[str]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    if report.skipped and in_ci() and required_markers(item):
+    skipped = report.skipped and not hasattr(report, "wasxfail")  # an xfail is not a skip
+    if skipped and in_ci() and required_markers(item):
         _skipped_required.append(f"{item.nodeid} ({', '.join(required_markers(item))})")
     return report
 
