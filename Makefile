@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 EXTRAS ?= postgres,agents,browser
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup lab test test-fast crashtest bench release check lint lock clean help
+.PHONY: setup lab test test-fast crashtest bench mutants release check lint lock clean help
 
 help:
 	@echo "make lab        open the course in JupyterLab (sets everything up first)"
@@ -16,6 +16,7 @@ help:
 	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week without WEEK)"
 	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
 	@echo "make bench      measure the costs side by side"
+	@echo "make mutants [ONLY='name ...']   plant known bugs one at a time; which tests catch each"
 	@echo "make release    regenerate week*/ from solutions/ (instructors)"
 
 setup: $(STAMP)
@@ -55,6 +56,9 @@ crashtest: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+mutants: setup
+	$(BIN)/python scripts/mutants.py $(if $(ONLY),--only $(ONLY))
 
 # Week notebooks: weekN/ is generated from solutions/weekN/ (nbgrader generate_assignment);
 # check grades a folder with nbgrader autograde in a throwaway course (hidden tests included).

@@ -3,6 +3,8 @@
 Runs the benchmarks side by side, prints each block as it finishes, and writes
 ``results.json`` (every sample), ``results.csv`` (one row per comparison) and
 ``results.png`` (the ratios against their targets) to ``bench/results/``.
+Exit status 1 when a benchmark failed (for example, the two sides of a
+comparison ended with different results); the others still run.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     print("ratios of medians measured side by side in this run; targets are reported, "
           "never asserted\n")
     comparisons: list[Comparison] = []
+    failed: list[str] = []
     for name in args.only or BENCHMARKS:
         module = importlib.import_module(f"bench.{name}")
         title = getattr(module, "TITLE", name)
@@ -55,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             found = module.run(quick=args.quick)
         except Exception as error:  # one broken benchmark must not hide the others
             print(f"  FAILED: {type(error).__name__}: {error}\n", flush=True)
+            failed.append(name)
             continue
         for comparison in found:
             print("\n".join(comparison.lines()))
@@ -62,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         comparisons += found
     write(comparisons, info, args.out)
     print(f"results: {args.out}/results.json, results.csv, results.png")
+    if failed:
+        print(f"bench: FAILED: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -8,10 +8,13 @@ say whether it was met without anyone asserting it in a test.
 
 from __future__ import annotations
 
+import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -111,3 +114,38 @@ def _fmt_time(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds * 1e6:.0f} us"
+
+
+RAM_FILESYSTEMS = ("tmpfs", "ramfs")
+
+
+def filesystem_of(path: str | Path, mounts: str | None = None) -> str:
+    """The type of the filesystem ``path`` lives on (``tmpfs``, ``ext4``...), read from
+    ``/proc/mounts`` (the longest mount point that contains it); ``"unknown"`` without it."""
+    if mounts is None:
+        try:
+            mounts = Path("/proc/mounts").read_text()
+        except OSError:
+            return "unknown"
+    target = Path(os.path.realpath(path))
+    best, kind = -1, "unknown"
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = Path(fields[1].replace("\\040", " "))
+        if (target == point or point in target.parents) and len(point.parts) > best:
+            best, kind = len(point.parts), fields[2]
+    return kind
+
+
+def in_ram(path: str | Path) -> bool:
+    return filesystem_of(path) in RAM_FILESYSTEMS
+
+
+def disk_dir(candidates: list[Path] | None = None) -> Path | None:
+    """A writable folder that is not in RAM (the temp folder, /var/tmp, then home), or None."""
+    for folder in candidates or [Path(tempfile.gettempdir()), Path("/var/tmp"), Path.home()]:
+        if folder.is_dir() and os.access(folder, os.W_OK) and not in_ram(folder):
+            return folder
+    return None

@@ -8,6 +8,12 @@ lanes as the command line does) are run three ways, one after the other:
   (``--root``), where each SQLite commit pays a real ``fsync``;
 - RAM, one lane: what a single core gets.
 
+Which filesystem each side really used is read from ``/proc/mounts`` and
+printed in the labels: the fuzzer's RAM folder can fall back to the temp
+folder (when ``/dev/shm`` is small), and the temp folder is itself RAM on many
+systems, so the "disk" side is the first of the temp folder, ``/var/tmp`` and
+the home folder that is not tmpfs (and says so when there is none).
+
 The ratio RAM/disk shows what tmpfs saves; the fuzzer's docstring explains
 why a SIGKILL test loses no honesty by it (a killed process does not take the
 page cache with it). CPU time per kill (this process, the lanes and every
@@ -26,8 +32,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bench.common import Comparison
-from course.crash.fuzz import FuzzReport, Lanes, fuzz
+from bench.common import Comparison, disk_dir, filesystem_of
+from course.crash.fuzz import FuzzReport, Lanes, default_root, fuzz
 
 TITLE = "crash-fuzz throughput (kills per second)"
 
@@ -37,7 +43,13 @@ TARGET_KILLS_PER_S = 1000 / 60
 def run(quick: bool = False) -> list[Comparison]:
     kills = 60 if quick else 300
     cores = os.cpu_count() or 1
-    disk = Path(tempfile.mkdtemp(prefix="bench-fuzz-"))
+    ram = default_root()[0]
+    disk = Path(tempfile.mkdtemp(prefix="bench-fuzz-", dir=disk_dir()))
+    ram_label = f"{filesystem_of(ram)} at {ram}"
+    disk_label = f"{filesystem_of(disk)} at {disk.parent}"
+    if disk_dir() is None:
+        disk_label += ": no folder off RAM was found, so both sides are in RAM"
+    print(f"  filesystems: RAM side {ram_label}; disk side {disk_label}", flush=True)
     try:
         with Lanes("keyed", disk / "calibrate", cores, keep_failed=False) as lanes:
             profile = lanes.calibrate()
@@ -46,13 +58,15 @@ def run(quick: bool = False) -> list[Comparison]:
         ram_one, cpu_one = _fuzz(kills, profile, 1, None)
     finally:
         shutil.rmtree(disk, ignore_errors=True)
-    summary = (f"{ram_many.summary()} | landed: RAM {ram_many.landed}, disk {disk_many.landed}, "
+    summary = (f"RAM side {ram_label}, disk side {disk_label} | "
+               f"{ram_many.summary()} | landed: RAM {ram_many.landed}, disk {disk_many.landed}, "
                f"1 lane {ram_one.landed} of {kills} | "
                f"CPU per kill: RAM {cpu_ram * 1000:.0f} ms, disk {cpu_disk * 1000:.0f} ms, "
                f"1 lane {cpu_one * 1000:.0f} ms -> idle-machine bound "
                f"{cores / cpu_ram:.1f} kills/s on {cores} cores")
     return [
-        Comparison("fuzz_rate", f"RAM, {cores} lanes", f"disk, {cores} lanes",
+        Comparison("fuzz_rate", f"RAM ({filesystem_of(ram)}), {cores} lanes",
+                   f"disk ({filesystem_of(disk.parent)}), {cores} lanes",
                    [ram_many.kills_per_s], [disk_many.kills_per_s], unit="kills/s",
                    note=summary, extra={"profile": profile.as_arg(), "kills": kills,
                                         "cpu_per_kill_s": {"ram": cpu_ram, "disk": cpu_disk,

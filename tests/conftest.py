@@ -1,9 +1,19 @@
-"""Shared fixtures: a fresh CloudWave world per test, in a temporary folder."""
+"""Shared fixtures: a fresh CloudWave world per test, in a temporary folder.
+
+Also the CI hooks of :mod:`ci`: under CI a skipped Postgres or browser test fails the run.
+"""
 
 from __future__ import annotations
 
 import pytest
-from fixtures_pg import postgres, postgres_db, postgres_store, postgres_uri  # noqa: F401
+from ci import pytest_runtest_makereport, pytest_sessionfinish  # noqa: F401
+from fixtures_pg import (  # noqa: F401
+    own_postgres,
+    postgres,
+    postgres_db,
+    postgres_store,
+    postgres_uri,
+)
 
 from course.world import World
 

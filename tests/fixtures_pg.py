@@ -8,25 +8,21 @@
   (dropped after the test): every test gets its own tables, cheaply.
 - ``postgres_db``: the URI of a brand-new database, dropped after the test.
 - ``postgres_store``: a :class:`course.durable.idempotency_pg.PostgresStore` on ``postgres_uri``.
+- ``own_postgres``: a private server for one test (slower: use it only to stop a server).
 
 If the server cannot start, the Postgres tests are skipped with a one-line
-reason, except in CI (``CI`` set to anything but ``0``/``false``), where they
-fail with the whole reason: CI must never pass by skipping them.
+reason, except in CI (:func:`ci.in_ci`), where they fail with the whole reason:
+CI must never pass by skipping them.
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from ci import in_ci
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-@pytest.fixture(scope="session")
-def postgres():
+def start_postgres():
+    """A new TempPostgres, or skip (fail in CI) with the reason it could not start."""
     try:
         import psycopg  # noqa: F401 - fail early with a clear reason if the extra is missing
 
@@ -44,6 +40,20 @@ def postgres():
         if in_ci():
             pytest.fail(f"PostgreSQL could not start in CI: {problem}", pytrace=False)
         pytest.skip(f"PostgreSQL could not start: {problem.splitlines()[0]}")
+    return server
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    server = start_postgres()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_postgres():
+    """A private server for one test (to stop it, say); the session's is left alone."""
+    server = start_postgres()
     yield server
     server.stop()
 

@@ -147,16 +147,27 @@ def test_same_key_while_the_first_call_is_in_flight_is_a_retryable_conflict(tmp_
 
     thread = threading.Thread(target=first_call)
     thread.start()
-    started.wait()
-    import time
-
-    time.sleep(0.15)
+    assert started.wait(timeout=10)
+    wait_until_in_flight(other, "k1")  # the first call has recorded its key: it is in flight
     with pytest.raises(KeyInUse, match="still being processed") as caught:
         other.charge(**ADA, idempotency_key="k1")
     assert caught.value.retryable
-    thread.join()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
     assert other.charge(**ADA, idempotency_key="k1")["id"] == result["first"]["id"]
     assert len(other.charges()) == 1
+
+
+def wait_until_in_flight(billing: BillingSimulator, key: str, timeout_s: float = 10) -> None:
+    """Return once the provider reports a call with ``key`` as in flight."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            billing.find_by_key(key)
+        except KeyInUse:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"no call with key {key!r} went in flight within {timeout_s} s")
 
 
 def _charge_in_child(path, key, queue):
@@ -175,9 +186,10 @@ def test_two_processes_with_one_key_charge_once(tmp_path):
         target=_charge_in_child, args=(path, "k1", queue)) for _ in range(4)]
     for child in children:
         child.start()
+    answers = [queue.get(timeout=30) for _ in children]  # a child that died raises Empty
     for child in children:
-        child.join()
-    answers = [queue.get() for _ in children]
+        child.join(timeout=30)
+        assert child.exitcode == 0
     assert len(BillingSimulator(path).charges()) == 1
     assert len({a for a in answers if a != "in-use"}) == 1
 

@@ -103,6 +103,7 @@ def charges(rows):
 
 def test_naive_graph_killed_after_the_charge_charges_twice(lab):
     result = lab.run("charge", "after_effect", graph="naive")
+    assert result.killed_at == ("charge", "after_effect")
     assert result.double_charge and result is lab.results[-1]
     assert charges(lab.last_ledger_rows) == 2
     assert [row["idempotency_key"] for row in lab.last_charge_rows] == [None, None]
@@ -116,6 +117,7 @@ def test_naive_graph_killed_after_the_charge_charges_twice(lab):
 def test_keyed_graph_killed_after_the_charge_charges_once(lab):
     before = len(lab.results)
     result = lab.run("charge", "after_effect", graph="keyed")
+    assert result.killed_at == ("charge", "after_effect")
     assert len(lab.results) == before + 1
     assert charges(lab.last_ledger_rows) == 1
     assert sum(row["emails"] for row in lab.last_ledger_rows) == 1
@@ -130,6 +132,7 @@ def test_keyed_graph_killed_after_the_charge_charges_once(lab):
 def test_the_lab_reuses_one_harness_per_graph(lab):
     harness = lab._harness("naive")
     lab.run("retrieve", "after_checkpoint", graph="naive")
+    assert lab.results[-1].killed_at == ("retrieve", "after_checkpoint")
     assert lab._harnesses["naive"] is harness
     assert set(lab._harnesses) <= {"naive", "keyed"}
     assert lab.results[-1].run_dir.parent == lab.root / "naive"

@@ -166,5 +166,5 @@ def test_a_timer_that_outlives_the_worker_reports_a_completed_run():
     harness = CrashHarness("keyed")
     result = harness.run(kill_after_s=30.0)
     assert result.attempts[0].outcome == "completed"
-    assert not result.kill_landed
+    assert not result.kill_landed and result.killed_at is None
     assert (result.charges, result.emails) == (1, 1)

@@ -151,6 +151,7 @@ def test_a_very_long_thread_id_still_charges_once_and_emails_once():
     from course.crash import CrashHarness
 
     result = CrashHarness("keyed").run("email", "after_effect", thread_id="t" * 1000)
+    assert result.killed_at == ("email", "after_effect")
     assert result.status == "completed"
     assert (result.charges, result.emails) == (1, 1)
 

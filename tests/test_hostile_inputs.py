@@ -173,6 +173,7 @@ def test_a_corrupted_guard_record_is_surfaced_and_fires_nothing(charged, column,
 def test_a_truncated_checkpoint_database_is_abandoned_and_loses_nothing(tmp_path):
     harness = CrashHarness("keyed", root=tmp_path / "runs")
     result = harness.run("charge", "after_effect")
+    assert result.killed_at == ("charge", "after_effect")
     world = World(result.run_dir)
     before = ledger(world)
     assert len(before["charges"]) == 1 and len(before["mail"]) == 1

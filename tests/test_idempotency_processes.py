@@ -11,6 +11,7 @@ import contextlib
 import os
 import select
 import sqlite3
+import time
 
 import pytest
 
@@ -81,25 +82,41 @@ def test_eight_processes_racing_for_one_intent_exactly_one_records_it(durable):
 
 
 def test_the_guard_in_eight_processes_fires_the_effect_once(durable, tmp_path):
+    """All eight wait on one starting gun, then call the guard at the same instant."""
     store, _ = durable
+    store.get("warm")
     fired = tmp_path / "fired.log"
+    ready_r, ready_w = os.pipe()
+    gun_r, gun_w = os.pipe()
     pids = []
     for _ in range(8):
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
+                os.close(gun_w)
+
                 def effect(idem_key: str, cents: int) -> dict:
                     with open(fired, "a") as log:
                         log.write(f"{idem_key}\n")
+                    time.sleep(0.02)  # the provider takes a moment to answer
                     return {"cents": cents}
 
+                os.write(ready_w, b"R")
+                os.read(gun_r, 1)  # blocks until the parent fires the gun
                 with contextlib.suppress(NeedsReconcile):  # another process is mid-effect
                     guarded("t1", "charge", effect, {"cents": 2900}, store=store)
                 code = 0
             finally:
                 os._exit(code)
         pids.append(pid)
+    os.close(gun_r)
+    ready = b""
+    while len(ready) < 8:  # every process is waiting at the line
+        readable, _, _ = select.select([ready_r], [], [], 30)
+        assert readable, f"only {len(ready)} of 8 processes got ready"
+        ready += os.read(ready_r, 8)
+    os.close(gun_w)  # the gun: every blocked read returns at once
     assert all(os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 0 for pid in pids)
     assert len(fired.read_text().splitlines()) == 1
     assert store.get("t1:charge").status == "done"

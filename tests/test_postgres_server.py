@@ -58,12 +58,10 @@ def test_fresh_databases_are_separate_and_can_be_dropped(postgres):
         postgres.drop_database("postgres")
 
 
-def test_stop_ends_the_server_and_removes_its_folder_but_not_from_a_child():
+def test_stop_ends_the_server_and_removes_its_folder_but_not_from_a_child(own_postgres):
     import psycopg
 
-    from course.storage.postgres import TempPostgres
-
-    server = TempPostgres.start()
+    server = own_postgres
     try:
         pid = os.fork()
         if pid == 0:  # a forked child (like a crash worker) calling stop must not stop it
@@ -100,6 +98,13 @@ def test_ci_fails_loudly_where_a_student_machine_skips(tmp_path):
     assert student.returncode == 0, student.stdout
     assert "1 skipped" in student.stdout
     assert "PostgreSQL could not start: COURSE_PG_BINDIR" in student.stdout
+    # Every Postgres test of this file goes through the fixture: none fails, all skip.
+    everything = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "tests/test_postgres_server.py", "-k", "not ci_fails_loudly"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=120)
+    assert everything.returncode == 0, everything.stdout
+    assert "failed" not in everything.stdout and "4 skipped" in everything.stdout
 
 
 def test_a_fresh_schema_keeps_unqualified_tables_apart(postgres):

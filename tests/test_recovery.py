@@ -12,7 +12,6 @@ from course.durable.guard import NeedsReconcile
 from course.durable.idempotency import CorruptRecord
 from course.durable.recovery import (
     BudgetExhausted,
-    Decision,
     Recovery,
     classify_error,
     decide,
@@ -77,7 +76,7 @@ def harness_checkpoints(tmp_path_factory):
     then resumed), with its WAL folded into the main file so the file holds the data."""
     harness = CrashHarness("keyed", root=tmp_path_factory.mktemp("crash"))
     result = harness.run("charge", "after_effect")
-    assert result.attempts[0].outcome == "killed"
+    assert result.killed_at == ("charge", "after_effect")
     db = result.run_dir / "checkpoints.db"
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -194,7 +193,9 @@ def test_decisions_explain_themselves(checkpoints):
     crash = decide(NeedsReconcile("charge", "k1", thread_id), checkpoints=db, thread_id=thread_id)
     assert crash.recovery is Recovery.RESUME and "reconcil" in crash.reason
     branch = decide(ValueError("wrong refund"), checkpoints=db, is_debugging=True)
-    assert branch == Decision(Recovery.BRANCH, branch.reason) and "fork" in branch.reason
+    assert branch.recovery is Recovery.BRANCH
+    assert branch.reason.startswith("branch: debugging") and "fork" in branch.reason
+    assert "original run stays untouched" in branch.reason
     budget = decide(RateLimited("429"), checkpoints=db, budget_exhausted=True)
     assert budget.recovery is Recovery.ABANDON and "budget" in budget.reason
     spent = decide(BudgetExhausted("spent"))

@@ -36,6 +36,26 @@ print("REPORTS " + json.dumps({name: {
 """
 
 
+def nbgrader_cell(source: str, **meta) -> nbformat.NotebookNode:
+    """A code cell with nbgrader metadata (``grade=True, points=2, grade_id=...`` etc.)."""
+    made = nbformat.v4.new_code_cell(source)
+    made.metadata["nbgrader"] = {"schema_version": 3, "task": False, "locked": False,
+                                 "grade": False, "solution": False, **meta}
+    return made
+
+
+def tiny_course(root: Path, week: int, cells: list) -> Path:
+    """A throwaway course at ``root``: ``solutions/week<week>/week<week>.ipynb`` made of
+    ``cells``, and the repository's ``nbgrader_config.py``. Returns ``root``."""
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb.cells = cells
+    (root / "solutions" / f"week{week}").mkdir(parents=True)
+    nbformat.write(nb, root / "solutions" / f"week{week}" / f"week{week}.ipynb")
+    (root / "nbgrader_config.py").write_text((REPO / "nbgrader_config.py").read_text())
+    return root
+
+
 def cells(path: Path) -> list:
     return nbformat.read(path, as_version=4).cells
 

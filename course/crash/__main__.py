@@ -58,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     _add_fuzz(commands)
     args = parser.parse_args(argv)
     if args.command == "matrix":
-        results = matrix(args.graph, root=args.keep, progress=not args.no_progress)
+        try:
+            results = matrix(args.graph, root=args.keep, progress=not args.no_progress)
+        except ValueError as error:  # an unknown graph, or a graph without these nodes
+            print(f"python -m course.crash matrix: {error}", file=sys.stderr)
+            return 2
         print(Table([r.row() for r in results], title=f"crash matrix: {args.graph} graph"))
         print(summary(results))
         return 0

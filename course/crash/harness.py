@@ -138,6 +138,7 @@ class ScenarioResult(EffectVerdicts):
     reconciled: int
     status: str  # completed | error | gave_up
     run_dir: Path
+    doubles: list[dict[str, Any]] = field(default_factory=list)  # Ledger.doubles(), every invoice
 
     @property
     def killed(self) -> int:
@@ -153,6 +154,19 @@ class ScenarioResult(EffectVerdicts):
     def paused(self) -> int:
         return sum(a.outcome == "paused" for a in self.attempts)
 
+    @property
+    def killed_at(self) -> tuple[str, str] | None:
+        """Where the first worker died: the last crash point it passed, ``("", "start-up")``
+        if it died before any, or None if it was not killed."""
+        if not self.kill_landed:
+            return None
+        reached = self.attempts[0].reached
+        return reached[-1] if reached else ("", "start-up")
+
+    @property
+    def killed_as_armed(self) -> bool:
+        """The scenario was armed at ``(node, point)`` and the first worker died right there."""
+        return self.node is not None and self.killed_at == (self.node, self.point)
 
     @property
     def verdict(self) -> str:
@@ -160,6 +174,8 @@ class ScenarioResult(EffectVerdicts):
             lines = [line for line in self.attempts[-1].detail.strip().splitlines()
                      if line.strip() and not line.startswith("During task")]  # LangGraph's note
             return "error: " + (lines[-1] if lines else "unknown")[:60]
+        if self.node is not None and not self.killed_as_armed:
+            return f"NOT KILLED at {self.node}/{self.point} (never reached)"
         problems = [label for flag, label in (
             (self.double_charge, "DOUBLE CHARGE"), (self.double_email, "double email"),
             (self.lost, "LOST")) if flag]
@@ -216,7 +232,11 @@ class CrashHarness:
         """One scenario: crash once as asked, then resume until the run completes.
 
         With ``pause_for_s``, the first worker's timer (``kill_after_s``) freezes it for that
-        long instead of killing it; ``then_kill=(stage, delay_s)`` kills a later stage too."""
+        long instead of killing it; ``then_kill=(stage, delay_s)`` kills a later stage too.
+        A crash point the graph cannot reach by name (a node it does not have, a point
+        that does not exist) raises :class:`ValueError` naming the valid ones; where the
+        kill really landed is on the result (:attr:`ScenarioResult.killed_at`).
+        """
         if (node is None) != (point is None):
             raise ValueError("give both node and point, or neither")
         if point is not None and point not in crashpoints.POINTS:
@@ -243,6 +263,8 @@ class CrashHarness:
             attempts.append(Attempt(1, _label((node, point) if node else None, kill_after_s),
                                     "error", detail=traceback.format_exc()))
             status = "error"
+        if graph is not None and node is not None:
+            _check_node(graph, node, self.name, world)
         frozen: _Frozen | None = None
         stage = 0
         for number in range(1, self.max_attempts + 1 if graph is not None else 1):
@@ -277,10 +299,11 @@ class CrashHarness:
             ledger = world.ledger()
             charges = ledger.count("charges", self.invoice_id)
             emails = ledger.count("emails", self.invoice_id)
+            doubles = ledger.doubles()
         finally:
             world.close()
         return ScenarioResult(self.name, node, point, thread_id, self.invoice_id, attempts,
-                              charges, emails, reconciled, status, run_dir)
+                              charges, emails, reconciled, status, run_dir, doubles)
 
     # ------------------------------------------------------------------ parent
     def fresh_run_dir(self, name: str) -> Path:
@@ -440,6 +463,15 @@ class _Frozen:
                    EXIT_RETRY: "retry"}.get(code, "error")
         return Attempt(number, "woken", outcome,
                        detail=_read(run_dir / "error.txt") if outcome == "error" else "")
+
+
+def _check_node(graph: Any, node: str, name: str, world: World) -> None:
+    """A crash point armed at a node the graph does not have would never fire: refuse it."""
+    names = [n for n in getattr(graph, "nodes", {}) if not n.startswith("__")]
+    if names and node not in names:
+        world.close()
+        raise ValueError(f"the {name} graph has no node {node!r}; "
+                         f"choose one of {', '.join(names)}")
 
 
 def _label(armed: tuple[str, str] | None, kill_after_s: float | None) -> str:

@@ -6,8 +6,10 @@ What ``make check [WEEK=N [SUBMISSION=DIR]]`` runs. It promises:
   (which records every test cell, hidden ones included, in a gradebook), then
   ``autograde`` of the submission, which puts back the hidden tests and any
   test cell the student deleted, runs the notebook in a fresh kernel, and
-  scores each test cell. The configuration is the repository's
-  ``nbgrader_config.py``.
+  scores each test cell. Every score is read back from nbgrader's gradebook,
+  so nbgrader's rules hold as they are: an error or anything written to stderr
+  scores 0, a number as the cell's result is partial credit. The configuration
+  is the repository's ``nbgrader_config.py``.
 - It all happens in a throwaway course folder in a temporary directory: the
   repository never gets a ``gradebook.db``, ``submitted/`` or ``autograded/``.
   The submission folder is only read.
@@ -161,7 +163,9 @@ def grade(week: int, submissions: Mapping[str, str | Path], *, timeout_s: int | 
         _run_nbgrader("generate_assignment", config, assignment)
         failure = _run_nbgrader("autograde", config, assignment, raise_on_failure=False)
         limit = config.ExecutePreprocessor.timeout
-        reports = {student: _report(course, week, student, Path(folder), notebooks, limit)
+        scores = _gradebook_scores(config.CourseDirectory.db_url, assignment)
+        reports = {student: _report(course, week, student, Path(folder), notebooks, limit,
+                                    scores.get(student, {}))
                    for student, folder in submissions.items()}
         for student, report in reports.items():  # submitted, yet nbgrader produced nothing
             lost = [n for n in report.missing if (Path(submissions[student]) / n).is_file()]
@@ -251,8 +255,25 @@ def _run_nbgrader(command: str, config, assignment: str, *, raise_on_failure: bo
 
 
 # --------------------------------------------------------------------- report
+Scores = dict[str, dict[tuple[str, str], float]]  # student → (notebook, grade id) → score
+
+
+def _gradebook_scores(db_url: str, assignment: str) -> Scores:
+    """Every score nbgrader's autograde recorded for ``assignment``, from its gradebook."""
+    from nbgrader.api import Gradebook
+
+    scores: Scores = {}
+    with Gradebook(db_url) as gradebook:
+        for submission in gradebook.assignment_submissions(assignment):
+            mine = scores.setdefault(submission.student.id, {})
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    mine[(notebook.name, grade.name)] = float(grade.score or 0.0)
+    return scores
+
+
 def _report(course: Path, week: int, student: str, folder: Path, notebooks: list[str],
-            timeout_s: float) -> Report:
+            timeout_s: float, scores: dict[tuple[str, str], float]) -> Report:
     report = Report(week, student, folder, timeout_s=timeout_s)
     for name in notebooks:
         source = nbformat.read(course / "solutions" / f"week{week}" / name, as_version=4)
@@ -266,7 +287,10 @@ def _report(course: Path, week: int, student: str, folder: Path, notebooks: list
             if written:
                 report.written.append((grade_id, exercise, points))
                 continue
-            earned, message, timed_out = outcomes.get(grade_id, (0.0, "", False))
+            message, timed_out = outcomes.get(grade_id, ("", False))
+            earned = scores.get((Path(name).stem, grade_id), 0.0) if graded else 0.0
+            if earned < points and not message and grade_id in outcomes:
+                message = f"partial credit: the cell's result gave {_num(earned)} of {_num(points)}"
             report.tests.append(CellResult(grade_id, exercise, points, earned, message,
                                            timed_out))
     return report
@@ -287,9 +311,9 @@ def _grade_cells(notebook) -> list[tuple[str, str, float, bool]]:
     return found
 
 
-def _outcomes(graded) -> tuple[dict[str, tuple[float, str, bool]], list[str]]:
-    """grade id → (points earned, the error's last line, stopped by the time limit), and a
-    description of every cell the time limit stopped."""
+def _outcomes(graded) -> tuple[dict[str, tuple[str, bool]], list[str]]:
+    """grade id → (what went wrong, in one line, or ""; stopped by the time limit), and a
+    description of every cell the time limit stopped. The points come from the gradebook."""
     outcomes, stopped, heading = {}, [], "(before the first heading)"
     for cell in graded.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -304,15 +328,19 @@ def _outcomes(graded) -> tuple[dict[str, tuple[float, str, bool]], list[str]]:
             stopped.append(f"{heading}: the cell starting `{first.strip()[:60]}`")
         if not meta.get("grade") or meta.get("solution"):
             continue
-        points = float(meta.get("points", 0))
+        stderr = [o for o in cell.get("outputs", [])
+                  if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+        message = ""
         if errors:
             error = errors[-1]
             message = f"{error.get('ename')}: {error.get('evalue')}".strip().rstrip(":")
             if error.get("ename") == "NotImplementedError":
                 message = "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
-            outcomes[meta["grade_id"]] = (0.0, message, timed_out)
-        else:
-            outcomes[meta["grade_id"]] = (points, "", False)
+        elif stderr:
+            said = next((line for line in "".join(o.get("text", "") for o in stderr).splitlines()
+                         if line.strip()), "")
+            message = f"the test wrote to stderr, which nbgrader scores 0: {said.strip()[:100]}"
+        outcomes[meta["grade_id"]] = (message, timed_out)
     return outcomes, stopped
 
 

@@ -2,7 +2,7 @@
 
 - ``chromium``: Debian's Chromium (``scripts/ensure-chromium.sh`` installs it when
   missing). When it cannot be had, the tests skip with a one-line reason, except in
-  CI (``CI=true``), where they fail: there they must run.
+  CI (:func:`ci.in_ci`), where they fail: there they must run.
 - ``lab_server``: JupyterLab started exactly as ``make lab`` starts it (``python -m
   course.classroom.lab``), on a free port on 127.0.0.1 with a random token, serving a
   throwaway copy of the course taken when the session starts (Validate saves the
@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ci import in_ci
 from labpage import LabPage, write_timings
 from labserver import REPO, LabServer, course_copy, free_port, isolated_env, lab_args
 
@@ -40,14 +41,10 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
-
-
 def unavailable(reason: str) -> None:
     """Skip with ``reason``, or fail in CI, where the browser tests must run."""
     if in_ci():
-        pytest.fail(f"{reason} (CI=true: the browser tests must run here)", pytrace=False)
+        pytest.fail(f"{reason} (CI: the browser tests must run here)", pytrace=False)
     pytest.skip(reason)
 
 

@@ -1,0 +1,53 @@
+"""Are we in CI, and did CI skip a test it must run? One answer for every fixture.
+
+- :func:`in_ci` is the only place that reads ``CI``. Any value except an empty
+  one, ``0``, ``false``, ``no`` or ``off`` (any case) means CI: a typo such as
+  ``CI=on`` must make the required tests run, never quietly skip them.
+- The tests marked with a name in :data:`REQUIRED_IN_CI` (the README's Postgres
+  and browser tests) skip on a student machine that lacks the server or the
+  browser. Under CI a skip of one of them fails the whole run: the two hooks
+  below, imported by ``tests/conftest.py``, note such skips as they happen and
+  set a non-zero exit status at the end of the session, naming each test.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+REQUIRED_IN_CI = ("postgres", "browser")
+NOT_CI = ("", "0", "false", "no", "off")
+_skipped_required: list[str] = []
+
+
+def in_ci(environ: dict[str, str] | None = None) -> bool:
+    """True when the ``CI`` variable is set to anything but a "no" (see the module doc)."""
+    value = (os.environ if environ is None else environ).get("CI", "")
+    return value.strip().lower() not in NOT_CI
+
+
+def required_markers(item: pytest.Item) -> list[str]:
+    return [name for name in REQUIRED_IN_CI if item.get_closest_marker(name) is not None]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    skipped = report.skipped and not hasattr(report, "wasxfail")  # an xfail is not a skip
+    if skipped and in_ci() and required_markers(item):
+        _skipped_required.append(f"{item.nodeid} ({', '.join(required_markers(item))})")
+    return report
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _skipped_required or not in_ci():
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = [f"CI: {len(_skipped_required)} required test(s) skipped; in CI the "
+             f"{' and '.join(REQUIRED_IN_CI)} tests must run:"]
+    lines += [f"  {name}" for name in _skipped_required]
+    if reporter is not None:
+        reporter.write_line("\n".join(lines), red=True)
+    if session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

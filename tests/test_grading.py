@@ -1,0 +1,51 @@
+"""Grading scores are nbgrader's own, read from its gradebook: a failing test cell loses
+its points, partial credit counts, a test that writes to stderr scores 0.
+
+One tiny course (one notebook, one kernel, one nbgrader run) keeps this in the fast tests.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from weeks import nbgrader_cell, tiny_course
+
+from course.grading.autograde import grade
+
+CELLS = [
+    nbgrader_cell("def answer():\n    ### BEGIN SOLUTION\n    return 42\n    ### END SOLUTION",
+                  solution=True, grade_id="answer"),
+    nbgrader_cell("assert answer() == 42", grade=True, locked=True, points=2,
+                  grade_id="passes"),
+    nbgrader_cell("assert answer() == 41, 'answer() is not 41'", grade=True, locked=True,
+                  points=3, grade_id="fails"),
+    nbgrader_cell("1.5  # nbgrader reads a number as the cell's result as partial credit",
+                  grade=True, locked=True, points=4, grade_id="partial"),
+    nbgrader_cell("import sys\nprint('careful: deprecated', file=sys.stderr)", grade=True,
+                  locked=True, points=1, grade_id="stderr"),
+]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tiny_course(tmp_path_factory.mktemp("tiny"), 8, CELLS)
+    submission = root / "student"
+    submission.mkdir()
+    shutil.copy(root / "solutions" / "week8" / "week8.ipynb", submission)
+    return grade(8, {"student": submission}, repo=root)["student"]
+
+
+def test_each_cell_scores_what_nbgrader_gave_it(report):
+    earned = {t.grade_id: t.earned for t in report.tests}
+    assert earned == {"passes": 2.0, "fails": 0.0, "partial": 1.5, "stderr": 0.0}
+    assert (report.earned, report.total) == (3.5, 10.0)
+    assert report.summary() == "week8: 3.5/10"
+
+
+def test_the_report_says_why_points_were_lost(report):
+    said = {t.grade_id: t.message for t in report.failed()}
+    assert said["fails"] == "AssertionError: answer() is not 41"
+    assert said["partial"] == "partial credit: the cell's result gave 1.5 of 4"
+    assert said["stderr"].startswith("the test wrote to stderr, which nbgrader scores 0")
+    assert "passes" not in said
