@@ -2,10 +2,10 @@
 
 One module-scoped pipeline (see :mod:`weeks`): ``make check WEEK=6`` on the untouched
 release runs in a background process while this process grades, in ONE nbgrader run,
-the solution and three known-wrong submissions. The exercises do not share answers
+the solution and four known-wrong submissions. The exercises do not share answers
 (exercise 2's tests swap in the reference policy), so each wrong submission carries one
 realistic mistake per exercise and every mistake must cost points on its own exercise
-only: 20 wrong answers, at least two per exercise, in four notebook executions.
+only: 24 wrong answers, at least two per exercise, in five notebook executions.
 """
 
 from __future__ import annotations
@@ -70,6 +70,13 @@ ONLY_TIMEOUTS_AND_429 = _policy("""    if checkpoint_corrupt or budget_exhausted
         return Recovery.RESUME
     return Recovery.ABANDON
 """)
+# the student's shortcut: hand the question to the course's own policy
+HANDS_OVER_TO_THE_COURSE = """import course.durable as _cd
+
+
+def select_recovery(*args):
+    return _cd.select_recovery(*args)
+"""
 
 _RECOVER_HEAD = """\
 def recover(error, run_dir, thread_id, *, budget_exhausted=False, tell_customer=print):
@@ -108,6 +115,15 @@ CUSTOMER_NEVER_TOLD = _RECOVER_HEAD + """    if choice is Recovery.RESUME:
             tell_customer=lambda text: None, reason="stopped", **where)
     return choice
 """
+# a broken file opened with a saver and "deleted": the evidence is edited, never moved aside
+DELETES_EVEN_A_BROKEN_FILE = _RECOVER_HEAD + """    world, saver, graph = open_thread(run_dir)
+    if choice is Recovery.RESUME:
+        resume(graph, config_of(thread_id), store=world.records, lookup=world.find_listed)
+        return choice
+    abandon(thread_id, checkpointer=saver, store=world.records, lookup=world.find_listed,
+            tell_customer=tell_customer, reason="stopped")
+    return choice
+"""
 
 _BRANCH_HEAD = """def try_in_sandbox(saver, thread_id, values, sandbox):
     graph = keyed_graph(sandbox, saver)
@@ -122,6 +138,11 @@ FORK_BEFORE_THE_CHARGE = _BRANCH_HEAD + """\
 START_OVER = _BRANCH_HEAD + """    saver.delete_thread(thread_id)
     return graph.invoke({"thread_id": thread_id, "message": "pay inv_9 for ada@example.com",
                          **values}, config_of(thread_id), durability="sync")
+"""
+STATE_OF_THE_FORK_CHECKPOINT = _BRANCH_HEAD + """\
+    fork = branch(graph, checkpoint_before(graph, config_of(thread_id), "email"), values)
+    graph.invoke(None, fork, durability="sync")
+    return graph.get_state(fork).values  # the fork checkpoint itself: email has not run there
 """
 
 _RECORD_HEAD = """from course.durable import ReplayRecord, transcript_hash
@@ -163,6 +184,9 @@ VERSION_ONLY = """def first_changed_step(records):
 
 KEYLESS_TOOLS = """def fixed_tools(world, thread_id):
     return support_tools(world, thread_id, keyed=False)
+"""
+THE_COURSE_KEYED_TOOLS = """def fixed_tools(world, thread_id):
+    return support_tools(world, thread_id, keyed=True)
 """
 REMEMBERED_IN_MEMORY = """DONE = {}
 
@@ -220,6 +244,8 @@ WRONG = {
     "wrong_c": {"ex1_policy": ONLY_TIMEOUTS_AND_429, "ex2_recover": CUSTOMER_NEVER_TOLD,
                 "ex3_branch": START_OVER, "ex4_record": HASH_OF_THE_REPR,
                 "ex6_fix": KEY_WITHOUT_THE_CONVERSATION},
+    "wrong_d": {"ex1_policy": HANDS_OVER_TO_THE_COURSE, "ex2_recover": DELETES_EVEN_A_BROKEN_FILE,
+                "ex3_branch": STATE_OF_THE_FORK_CHECKPOINT, "ex6_fix": THE_COURSE_KEYED_TOOLS},
 }
 # what each mistake must cost: the failed tests, exercise by exercise
 EXPECTED_FAILURES = {
@@ -229,6 +255,7 @@ EXPECTED_FAILURES = {
                 "ex4_record_hidden", "ex5_hidden", "ex6_hidden", "ex7_hidden"},
     "wrong_c": {"ex1_every_branch", "ex2_abandon", "ex3_fork", "ex3_original_untouched",
                 "ex4_record_visible", "ex4_record_hidden", "ex6_hidden"},
+    "wrong_d": {"ex1_every_branch", "ex2_abandon", "ex3_fork", "ex6_hidden"},
 }
 
 
@@ -256,7 +283,7 @@ def test_every_exercise_has_visible_and_hidden_tests_with_points():
 def test_the_release_hides_solutions_hidden_tests_and_model_answers():
     text = RELEASE.read_text()
     for secret in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "An unknown error type is not on",
-                   "keyed=True"):
+                   "keyed=True", "_reference_policy", 'idempotency_key=f"{thread_id}'):
         assert secret not in text, secret
     assert text.count("raise NotImplementedError()") == 7  # one per code answer cell
     assert graded(RELEASE).keys() == graded(SOURCE).keys()
@@ -273,7 +300,7 @@ def test_every_wrong_answer_changes_a_real_answer_cell(tmp_path):
     for edits in WRONG.values():
         for grade_id in edits:
             per_exercise[_exercise(grade_id)] = per_exercise.get(_exercise(grade_id), 0) + 1
-    assert per_exercise == {"ex1": 3, "ex2": 3, "ex3": 3, "ex4": 3, "ex5": 2, "ex6": 3, "ex7": 2}
+    assert per_exercise == {"ex1": 4, "ex2": 4, "ex3": 4, "ex4": 3, "ex5": 2, "ex6": 4, "ex7": 2}
 
 
 # ------------------------------------------------------ the nbgrader pipeline
@@ -309,6 +336,8 @@ def test_the_solution_runs_headless_and_shows_every_demo(pipeline):
     text = output_text(executed)
     assert "NeedsReconcile : step 'charge'" in text  # the blind resume was refused
     assert "{'charge': 'landed'}" in text  # the damaged file's charge was kept
+    assert "charges after the 429: 0" in text  # the incident's 429 charged nothing
+    assert "Keep the thread" not in text  # the budget demo's reason agrees with its delete
     assert "GraphRecursionError" in text and "checkpoints left: None" in text
     assert "model changed at step 3" in text and "MODEL CHANGED here" in text
     assert "effects=2 keyed=0 repeatable=2" in text
@@ -343,10 +372,13 @@ def test_hidden_test_messages_say_what_is_wrong(pipeline):
     said = "\n".join(line for name in WRONG for line in pipeline[name].lines())
     for words in ("is not escalated", "the charge that landed was not settled",
                   "the customer was told 0 time(s)", "the fork charged again",
-                  "another version than the model object", "not its position in the list",
-                  "must outlive the process", "would not survive a deploy"):
+                  "the version of the model running now", "not its position in the list",
+                  "must outlive the process", "would not survive a deploy",
+                  "calls the course's own policy", "instead of being moved aside",
+                  "the state before the fork ran email", "the course's own tools"):
         assert words in said, words
     assert "BEGIN HIDDEN TESTS" not in said and "_reference_policy" not in said
+    assert "_hands_over_to_the_course" not in said and "_watched_tools" not in said
 
 
 @pytest.mark.slow

@@ -253,10 +253,12 @@ def decide(
                       "against the provider, then start a clean run")
         elif budget:
             reason = ("abandon: the budget is spent; resuming would spend more on the same "
-                      "state. Keep the thread for the post-mortem, start clean if still needed")
+                      "state. Settle what was in flight and end the thread; its replay log and "
+                      "the guard's records stay as evidence for the post-mortem")
         else:
             reason = (f"abandon: {error_type!r} is not a known transient failure; escalate to "
-                      "a person instead of retrying (keep the thread as evidence)")
+                      "a person instead of retrying (the replay log and the guard's records "
+                      "stay as evidence)")
     elif recovery is Recovery.BRANCH:
         reason = ("branch: debugging; fork from a past checkpoint (update_state on its config) "
                   "so the original run stays untouched")

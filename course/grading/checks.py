@@ -22,6 +22,8 @@ Each one makes a test *real* rather than pretend:
 - :class:`Spy` wraps an object and records which methods were called.
   :class:`DiesAfter` wraps an object and SIGKILLs the process right after one
   method returns (the effect landed; the caller never heard about it).
+- :func:`course_policy_in` sets a notebook's ``select_recovery`` aside for the
+  course's own while a block runs, so one exercise's mistake is graded once.
 """
 
 from __future__ import annotations
@@ -385,3 +387,23 @@ class DiesAfter:
             kill_self()
 
         return then_die
+
+
+# -------------------------------------------------------------------- swaps
+@contextlib.contextmanager
+def course_policy_in(namespace: dict[str, Any]) -> Iterator[None]:
+    """Run a block with the notebook's ``select_recovery`` set aside for the course's own,
+    so a test of what uses the policy does not grade the policy twice; the notebook's
+    answer is put back afterwards, even when the block fails."""
+    from course.durable.recovery import select_recovery
+
+    missing = object()
+    theirs = namespace.get("select_recovery", missing)
+    namespace["select_recovery"] = select_recovery
+    try:
+        yield
+    finally:
+        if theirs is missing:
+            namespace.pop("select_recovery", None)
+        else:
+            namespace["select_recovery"] = theirs
