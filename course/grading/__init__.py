@@ -4,8 +4,9 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
 
 - :mod:`course.grading.checks`: what visible and hidden tests use: run a
   function in a genuinely new interpreter, perturb clocks and randomness, fork
-  and kill, spy on a receiver (:func:`in_fresh_interpreter`, :func:`perturbed`,
-  :func:`run_forked`, :func:`kill_self`, :class:`Spy`, :class:`DiesAfter`).
+  and kill, spy on a receiver, name the course's functions a call ran
+  (:func:`in_fresh_interpreter`, :func:`perturbed`, :func:`run_forked`,
+  :func:`kill_self`, :class:`Spy`, :class:`DiesAfter`, :func:`course_code_run`).
 - :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
 - :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
   generate_assignment + autograde in a throwaway course folder.
@@ -15,6 +16,7 @@ from course.grading.checks import (
     DiesAfter,
     NotPortable,
     Spy,
+    course_code_run,
     in_fresh_interpreter,
     kill_self,
     perturbed,
@@ -28,6 +30,7 @@ __all__ = [
     "NotPortable",
     "Spy",
     "count_runs",
+    "course_code_run",
     "in_fresh_interpreter",
     "kill_self",
     "perturbed",
