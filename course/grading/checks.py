@@ -361,8 +361,10 @@ def course_code_run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> list[s
     prefix = _COURSE_DIR + os.sep
 
     def watch(frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename.startswith(prefix):
-            ran.add(f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}")
+        code = frame.f_code  # comprehensions and generators count as their function
+        if event == "call" and code.co_filename.startswith(prefix) \
+                and not code.co_name.startswith("<"):
+            ran.add(f"{frame.f_globals.get('__name__', '?')}.{code.co_qualname}")
 
     before = sys.getprofile()
     sys.setprofile(watch)
