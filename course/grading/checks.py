@@ -354,16 +354,20 @@ _COURSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def course_code_run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> list[str]:
     """Call ``fn(*args, **kwargs)``; return, sorted, the ``module.function`` names of the
-    ``course`` package's functions that ran during the call (``[]``: none did).
+    ``course`` package's functions that code outside the package called during the call
+    (``[]``: none; what those functions call in turn is not listed).
 
     Whatever ``fn`` raises is raised again, after the watch is removed."""
     ran: set[str] = set()
     prefix = _COURSE_DIR + os.sep
+    here = course_code_run.__code__  # fn itself is called from this frame
 
     def watch(frame: types.FrameType, event: str, arg: Any) -> None:
-        code = frame.f_code  # comprehensions and generators count as their function
+        code, caller = frame.f_code, frame.f_back
+        inside = caller is not None and caller.f_code is not here \
+            and caller.f_code.co_filename.startswith(prefix)  # called by the course itself
         if event == "call" and code.co_filename.startswith(prefix) \
-                and not code.co_name.startswith("<"):
+                and not code.co_name.startswith("<") and not inside:
             ran.add(f"{frame.f_globals.get('__name__', '?')}.{code.co_qualname}")
 
     before = sys.getprofile()
