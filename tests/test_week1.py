@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import week_pipeline as wp
 from week_pipeline import Wrong
-from weeks import output_text
+from weeks import cells, output_text
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "solutions" / "week1" / "week1.ipynb"
@@ -124,6 +124,38 @@ def test_every_exercise_has_wrong_answers_that_target_its_own_tests():
 def test_tests_read_only_their_own_exercises_answers():
     """What makes grading wrong answers in bundles (one per exercise) sound."""
     wp.assert_tests_use_only_their_own_answers(SOURCE)
+
+
+def _cell(cell_id: str) -> str:
+    return next(c.source for c in cells(SOURCE) if c.get("id") == cell_id)
+
+
+def test_the_reference_parse_is_exercise_1s_spec_and_adds_what_the_picture_says():
+    """Exercise 3 runs the course's parse as "your exercise 1": the hidden cases hold for it,
+    and its update has exactly the fields the picture (cell 3) gives parse."""
+    import ast
+
+    from course.cloudwave import parse as reference
+
+    hidden = ast.parse(_cell("ex1-parse-hidden"))
+    cases = next(ast.literal_eval(node.value) for node in ast.walk(hidden)
+                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_cases")
+    assert {intent for _, intent, _ in cases} == {"refund", "pause", "cancel", "charge", "unknown"}
+    for message, intent, invoice in cases:
+        assert reference({"message": message}, None) == {
+            "intent": intent, "invoice_id": invoice, "log": ["parse"]}, message
+    picture = _cell("cell-03")
+    assert "intent" in picture and "invoice_id" in picture and 'log+["parse"]' in picture
+
+
+def test_the_text_sends_no_one_to_the_reference_source():
+    """Exercise 1's answer is in nodes.py and exercise 2's in graph.py: the notebook shows what
+    a student needs (docstrings, the catalogue) instead, and says why not to read the package."""
+    text = "\n".join(c.source for c in cells(RELEASE))
+    for path in ("cloudwave/nodes.py", "cloudwave/graph.py", "cloudwave/plan.py",
+                 "world/catalogue.py"):
+        assert path not in text, path
+    assert "reading it\nbefore you solve them spoils the exercise" in text
 
 
 # ------------------------------------------------------ the nbgrader pipeline
