@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import week_pipeline as wp
 from week_pipeline import Wrong
-from weeks import output_text
+from weeks import cells, output_text
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "solutions" / "week1" / "week1.ipynb"
@@ -25,6 +25,8 @@ WIRE_TESTS = frozenset({"ex2_wire_visible", "ex2_wire_hidden"})
 REDUCER_TESTS = frozenset({"ex4_reducer_visible", "ex4_reducer_hidden"})
 
 _PARSE_HEAD = "import re\n\n\ndef parse(state, world):\n    text = state['message']\n"
+_RULES = ("    rules = (('refund', 'refund'), ('pause', 'pause'), ('cancel', 'cancel'),"
+          " ('pay', 'charge'), ('charge', 'charge'))\n")
 _CORRECT_PREDICTION = ('PREDICTION = {"intent": "refund", "invoice_id": "inv_11", '
                        '"customer_id": "cus_marta", "cents": 12900, "currency": "eur", '
                        '"log": ["parse", "retrieve", "refund", "email"]}')
@@ -32,15 +34,14 @@ _CHAIN = ['builder.add_edge(START, "parse")', 'builder.add_edge("parse", "retrie
 
 WRONG = {
     # Exercise 1: parse
-    "ex1_intent_is_case_sensitive": Wrong(1, {"ex1_parse": _PARSE_HEAD + (
-        "    intent = next((w for w in ('refund', 'pause', 'cancel') if w in text), 'unknown')\n"
+    "ex1_intent_is_case_sensitive": Wrong(1, {"ex1_parse": _PARSE_HEAD + _RULES + (
+        "    intent = next((name for w, name in rules if w in text), 'unknown')\n"
         "    found = re.search(r'inv_\\d+', text)\n"
         "    return {'intent': intent, 'invoice_id': found.group(0) if found else '',"
         " 'log': ['parse']}\n")}, frozenset({"ex1_parse_hidden"})),
-    "ex1_invoice_by_split_crashes_without_one": Wrong(1, {"ex1_parse": _PARSE_HEAD + (
+    "ex1_invoice_by_split_crashes_without_one": Wrong(1, {"ex1_parse": _PARSE_HEAD + _RULES + (
         "    lowered = text.lower()\n"
-        "    intent = next((w for w in ('refund', 'pause', 'cancel') if w in lowered),"
-        " 'unknown')\n"
+        "    intent = next((name for w, name in rules if w in lowered), 'unknown')\n"
         "    invoice = 'inv_' + text.split('inv_')[1].split()[0].strip('.,!?')\n"
         "    return {'intent': intent, 'invoice_id': invoice, 'log': ['parse']}\n")},
         frozenset({"ex1_parse_hidden"})),
@@ -48,11 +49,29 @@ WRONG = {
         "from course.cloudwave import parse as course_parse\n\n\n"
         "def parse(state, world):\n    return course_parse(state, world)\n")},
         frozenset({"ex1_parse_hidden"})),
+    # the spec names pay/charge: a parse that knows only the three actions loses points
+    "ex1_no_charge_intent": Wrong(1, {"ex1_parse": _PARSE_HEAD + (
+        "    lowered = text.lower()\n"
+        "    intent = next((w for w in ('refund', 'pause', 'cancel') if w in lowered),"
+        " 'unknown')\n"
+        "    found = re.search(r'inv_\\d+', text)\n"
+        "    return {'intent': intent, 'invoice_id': found.group(0) if found else '',"
+        " 'log': ['parse']}\n")}, frozenset({"ex1_parse_visible", "ex1_parse_hidden"})),
+    # the spec says substring: whole words miss "refunded" and "payment"
+    "ex1_whole_words_only": Wrong(1, {"ex1_parse": _PARSE_HEAD + _RULES + (
+        "    words = set(re.findall(r'[a-z]+', text.lower()))\n"
+        "    intent = next((name for w, name in rules if w in words), 'unknown')\n"
+        "    found = re.search(r'inv_\\d+', text)\n"
+        "    return {'intent': intent, 'invoice_id': found.group(0) if found else '',"
+        " 'log': ['parse']}\n")}, frozenset({"ex1_parse_hidden"})),
     # Exercise 2: wiring
     "ex2_email_beside_refund": Wrong(2, {"ex2_wire": "def wire(builder):\n    " + "\n    ".join([
         *_CHAIN, 'builder.add_edge("retrieve", "refund")', 'builder.add_edge("retrieve", "email")',
         'builder.add_edge("refund", END)', 'builder.add_edge("email", END)',
-        "return builder.compile()"])}, frozenset({"ex2_wire_hidden"})),
+        "return builder.compile()"])}, WIRE_TESTS),  # the visible test checks refund → email
+    "ex2_email_before_refund": Wrong(2, {"ex2_wire": "def wire(builder):\n    " + "\n    ".join([
+        *_CHAIN, 'builder.add_edge("retrieve", "email")', 'builder.add_edge("email", "refund")',
+        'builder.add_edge("refund", END)', "return builder.compile()"])}, WIRE_TESTS),
     "ex2_retrieve_left_out": Wrong(2, {"ex2_wire": "def wire(builder):\n    " + "\n    ".join([
         'builder.add_edge(START, "parse")', 'builder.add_edge("parse", "refund")',
         'builder.add_edge("refund", "email")', 'builder.add_edge("email", END)',
@@ -105,6 +124,38 @@ def test_every_exercise_has_wrong_answers_that_target_its_own_tests():
 def test_tests_read_only_their_own_exercises_answers():
     """What makes grading wrong answers in bundles (one per exercise) sound."""
     wp.assert_tests_use_only_their_own_answers(SOURCE)
+
+
+def _cell(cell_id: str) -> str:
+    return next(c.source for c in cells(SOURCE) if c.get("id") == cell_id)
+
+
+def test_the_reference_parse_is_exercise_1s_spec_and_adds_what_the_picture_says():
+    """Exercise 3 runs the course's parse as "your exercise 1": the hidden cases hold for it,
+    and its update has exactly the fields the picture (cell 3) gives parse."""
+    import ast
+
+    from course.cloudwave import parse as reference
+
+    hidden = ast.parse(_cell("ex1-parse-hidden"))
+    cases = next(ast.literal_eval(node.value) for node in ast.walk(hidden)
+                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_cases")
+    assert {intent for _, intent, _ in cases} == {"refund", "pause", "cancel", "charge", "unknown"}
+    for message, intent, invoice in cases:
+        assert reference({"message": message}, None) == {
+            "intent": intent, "invoice_id": invoice, "log": ["parse"]}, message
+    picture = _cell("cell-03")
+    assert "intent" in picture and "invoice_id" in picture and 'log+["parse"]' in picture
+
+
+def test_the_text_sends_no_one_to_the_reference_source():
+    """Exercise 1's answer is in nodes.py and exercise 2's in graph.py: the notebook shows what
+    a student needs (docstrings, the catalogue) instead, and says why not to read the package."""
+    text = "\n".join(c.source for c in cells(RELEASE))
+    for path in ("cloudwave/nodes.py", "cloudwave/graph.py", "cloudwave/plan.py",
+                 "world/catalogue.py"):
+        assert path not in text, path
+    assert "reference\nimplementation" in text and "spoils the exercise" in text
 
 
 # ------------------------------------------------------ the nbgrader pipeline

@@ -61,6 +61,17 @@ WRONG = {
         "import random\n\n\ndef simulate(p, n, runs=10_000, seed=0):\n"
         "    wins = sum(all(random.random() < p for _ in range(n)) for _ in range(runs))\n"
         "    return wins / runs\n")}, frozenset({"ex2_simulate_hidden"})),
+    # the formula in disguise: one draw per run, compared with p**n (close to p**n, not a
+    # step-by-step simulation: the hidden test replays one draw per step)
+    "ex2_one_draw_against_the_formula": Wrong(2, {"ex2_simulate": (
+        "import random\n\n\ndef simulate(p, n, runs=10_000, seed=0):\n"
+        "    rng = random.Random(seed)\n"
+        "    return sum(rng.random() < p ** n for _ in range(runs)) / runs\n")},
+        frozenset({"ex2_simulate_hidden"})),
+    "ex2_calls_the_courses_simulation": Wrong(2, {"ex2_simulate": (
+        "from course.classroom import simulate_success\n\n\n"
+        "def simulate(p, n, runs=10_000, seed=0):\n"
+        "    return simulate_success(p, n, runs, seed)\n")}, frozenset({"ex2_simulate_hidden"})),
     # Exercise 3: reads and writes
     "ex3_email_is_a_read": Wrong(3, {"ex3_classify": _classified(
         {**_KINDS, "email": "read"}, {**_MAY_RETRY, "email": True})}, CLASSIFY_HIDDEN),
@@ -68,6 +79,8 @@ WRONG = {
         _KINDS, {n: True for n in NODES})}, CLASSIFY_HIDDEN),
     "ex3_never_retry_anything": Wrong(3, {"ex3_classify": _classified(
         _KINDS, {n: False for n in NODES})}, CLASSIFY_HIDDEN),
+    "ex3_parse_may_not_retry": Wrong(3, {"ex3_classify": _classified(
+        _KINDS, {**_MAY_RETRY, "parse": False, "answer": False})}, CLASSIFY_HIDDEN),
     # Exercise 4: the retry policies
     "ex4_default_policies_everywhere": Wrong(4, {"ex4_policies": (
         "POLICIES = {'retrieve': RetryPolicy(), 'refund': RetryPolicy()}\n")},
@@ -156,26 +169,60 @@ def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
     wp.assert_wrong_answer_loses_its_own_points(pipeline, SOURCE, name, WRONG[name])
 
 
+# ------------------------------------------------- what the hidden tests say
+@pytest.mark.slow
+@pytest.mark.parametrize("name, says", [
+    ("ex1_returns_the_intent_as_is",
+     "returned 'unknown', which is not a branch (the branches are refund, pause, cancel, "
+     "answer): anything you did not plan for must go to 'answer'"),
+    ("ex1_falls_back_to_refund", "went to 'refund', a branch that acts"),
+    ("ex2_one_draw_against_the_formula", "is not what one rng.random() per step gives"),
+    ("ex2_calls_the_courses_simulation", "simulate runs the course's own code"),
+    ("ex3_never_retry_anything", "MAY_RETRY['parse'] = False refuses a retry that is safe"),
+    ("ex3_parse_may_not_retry", "MAY_RETRY['answer'] = False refuses a retry that is safe"),
+    ("ex3_writes_may_retry", "MAY_RETRY['refund'] = True allows a retry that is not safe"),
+    ("ex4_default_policies_everywhere", "it started 3 times, where it must start once"),
+    ("ex4_refund_retries_provider_timeout", "give refund no retry policy"),
+])
+def test_a_failing_hidden_test_says_which_way_the_answer_is_wrong(pipeline, name, says):
+    report = pipeline["reports"][pipeline["bundle_of"][name]]
+    said = [t.message for t in report.failed() if t.grade_id in WRONG[name].fails]
+    assert any(says in message for message in said), said
+
+
+def test_no_refused_retry_is_called_unsafe():
+    """The over-cautious answer is told it refused a safe retry, never that retries re-run."""
+    namespace = {"KINDS": _KINDS, "MAY_RETRY": {n: False for n in NODES}}
+    with pytest.raises(AssertionError) as said:
+        exec(compile(_cell("ex3_classify_hidden"), "ex3_classify_hidden", "exec"), namespace)
+    assert "allows a retry" not in str(said.value)
+    assert str(said.value).count("refuses a retry that is safe") == 3  # parse, retrieve, answer
+
+
 # ------------------------------------------- a shortcut the simulation test refuses
 def _cell(grade_id: str) -> str:
     return next(c.source for c in cells(SOURCE)
                 if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
-def _run_visible_simulation_test(simulate) -> None:
-    exec(compile(_cell("ex2_simulate_visible"), "ex2_simulate_visible", "exec"),
-         {"simulate": simulate})
+def _run_simulation_tests(simulate) -> None:
+    for grade_id in ("ex2_simulate_visible", "ex2_simulate_hidden"):
+        exec(compile(_cell(grade_id), grade_id, "exec"), {"simulate": simulate})
 
 
-def test_the_simulation_test_refuses_a_simulate_that_calls_the_courses():
+def test_the_visible_simulation_test_does_not_name_the_courses_simulation():
+    visible = _cell("ex2_simulate_visible")
+    assert "compounding" not in visible and "_steps_survived" not in visible
+
+
+def test_the_simulation_tests_refuse_a_simulate_that_calls_the_courses():
     from course.classroom import simulate_success
 
     def delegating(p, n, runs=10_000, seed=0):
         return simulate_success(p, n, runs, seed)
 
-    with pytest.raises(AssertionError, match="calls the course's simulation: write your own"):
-        _run_visible_simulation_test(delegating)
+    with pytest.raises(AssertionError, match="simulate runs the course's own code"):
+        _run_simulation_tests(delegating)
     solution: dict = {}
-    exec(_cell("ex2_simulate"), solution)  # the solution's own simulate passes the same cell
-    _run_visible_simulation_test(solution["simulate"])
-    assert simulate_success(0.9, 3, runs=10) == simulate_success(0.9, 3, runs=10)  # put back
+    exec(_cell("ex2_simulate"), solution)  # the solution's own simulate passes the same cells
+    _run_simulation_tests(solution["simulate"])

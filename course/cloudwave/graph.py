@@ -30,7 +30,7 @@ class SupportState(TypedDict, total=False):
 
     thread_id: str  # the conversation; also the root of every idempotency key
     message: str  # what the customer wrote
-    intent: str  # "charge", "refund", "pause" or "cancel"
+    intent: str  # "refund", "pause", "cancel", "charge" or "unknown" (nothing matched)
     customer_id: str
     customer_email: str
     invoice_id: str

@@ -24,28 +24,34 @@ from course.durable.guard import guarded, readable_key
 from course.world.catalogue import CUSTOMERS, INVOICES, subscription_of
 
 _INVOICE = re.compile(r"\binv_\d+\b")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 _INTENTS = (("refund", "refund"), ("pause", "pause"), ("cancel", "cancel"), ("pay", "charge"),
             ("charge", "charge"))
 
 
 def parse(state: dict[str, Any], world: Any) -> dict[str, Any]:
-    """Pull the intent, the invoice and the customer's address out of the message."""
+    """Pull the intent and the invoice id out of the customer's message.
+
+    Week 1's exercise 1 rules: the first of refund, pause, cancel, pay/charge that the
+    lowercased message contains (as a substring) gives the intent, else ``"unknown"``;
+    the first ``inv_<digits>`` is the invoice (``""`` if none); ``log`` is ``["parse"]``.
+    """
     text = state["message"]
     lowered = text.lower()
     intent = next((name for word, name in _INTENTS if word in lowered), "unknown")
     invoice = _INVOICE.search(text)
-    email = _EMAIL.search(text)
     return {
         "intent": intent,
         "invoice_id": invoice.group(0) if invoice else "",
-        "customer_email": email.group(0) if email else "",
         "log": ["parse"],
     }
 
 
 def retrieve(state: dict[str, Any], world: Any) -> dict[str, Any]:
-    """Look the invoice up; fill in customer, amount and currency."""
+    """Look ``invoice_id`` up in the catalogue (an unknown one raises ``ValueError``).
+
+    Returns the invoice's ``customer_id``, that customer's ``customer_email``, the
+    amount as ``cents`` (whole cents) and ``currency``, and ``log`` ``["retrieve"]``.
+    """
     invoice = INVOICES.get(state.get("invoice_id", ""))
     if invoice is None:
         raise ValueError(f"no such invoice: {state.get('invoice_id')!r}")
@@ -69,7 +75,10 @@ def charge_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
 
 
 def email_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
-    """Send the receipt with no email id: every run sends another mail."""
+    """Send the receipt with no email id: every run sends another mail.
+
+    Returns the mail vendor's answer as ``email`` and ``log`` ``["email"]``.
+    """
     message = world.mail.send(**receipt(state))
     return {"email": message, "log": ["email"]}
 
@@ -104,6 +113,10 @@ def refund_keyed(state: dict[str, Any], world: Any) -> dict[str, Any]:
 
 
 def refund_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
+    """Refund the invoice's full amount with no key: every run is another refund.
+
+    Returns the bank's answer as ``refund`` and ``log`` ``["refund"]``.
+    """
     result = world.billing.refund(customer_id=state["customer_id"],
                                   invoice_id=state["invoice_id"], cents=state["cents"])
     return {"refund": result, "log": ["refund"]}

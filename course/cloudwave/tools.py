@@ -69,9 +69,8 @@ def choose_tool(model: Any):
     def choose(state: dict[str, Any], world: Any) -> dict[str, Any]:
         reply = bound.invoke([SystemMessage(INSTRUCTIONS), HumanMessage(state["message"])])
         calls = getattr(reply, "tool_calls", None) or []
-        found = parse(state, world)  # the address and the invoice, read from the text
-        update = {"customer_email": found["customer_email"], "invoice_id": found["invoice_id"],
-                  "intent": "unknown", "log": ["parse"]}
+        found = parse(state, world)  # the invoice, read from the text
+        update = {"invoice_id": found["invoice_id"], "intent": "unknown", "log": ["parse"]}
         if calls:
             call = calls[0]
             update["intent"] = TOOL_INTENTS.get(call["name"], "unknown")

@@ -4,9 +4,10 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
 
 - :mod:`course.grading.checks`: what visible and hidden tests use: run a
   function in a genuinely new interpreter, perturb clocks and randomness, fork
-  and kill, spy on a receiver (:func:`in_fresh_interpreter`, :func:`perturbed`,
-  :func:`run_forked`, :func:`kill_self`, :class:`Spy`, :class:`DiesAfter`), and set
-  a notebook's policy aside for the course's (:func:`course_policy_in`).
+  and kill, spy on a receiver, name the course's functions a call ran, and set a
+  notebook's policy aside for the course's (:func:`in_fresh_interpreter`,
+  :func:`perturbed`, :func:`run_forked`, :func:`kill_self`, :class:`Spy`,
+  :class:`DiesAfter`, :func:`course_code_run`, :func:`course_policy_in`).
 - :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
 - :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
   generate_assignment + autograde in a throwaway course folder.
@@ -16,6 +17,7 @@ from course.grading.checks import (
     DiesAfter,
     NotPortable,
     Spy,
+    course_code_run,
     course_policy_in,
     in_fresh_interpreter,
     kill_self,
@@ -30,6 +32,7 @@ __all__ = [
     "NotPortable",
     "Spy",
     "count_runs",
+    "course_code_run",
     "course_policy_in",
     "in_fresh_interpreter",
     "kill_self",

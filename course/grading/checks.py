@@ -19,6 +19,9 @@ Each one makes a test *real* rather than pretend:
   child ended (``"exit 0"``, ``"exit 1"``, ``"SIGKILL"``), so a test can kill a
   real process in the middle of a step. :func:`kill_self` is the kill: SIGKILL,
   no ``finally``, no flush.
+- :func:`course_code_run` calls a function and names every function of the
+  ``course`` package that ran meanwhile, so a test can check that a student's
+  answer is their own rather than a call into the course's reference code.
 - :class:`Spy` wraps an object and records which methods were called.
   :class:`DiesAfter` wraps an object and SIGKILLs the process right after one
   method returns (the effect landed; the caller never heard about it).
@@ -345,6 +348,37 @@ def run_forked(body: Callable[[], Any], *, timeout_s: float = 60) -> str:
     if os.WIFSIGNALED(status):
         return signal.Signals(os.WTERMSIG(status)).name
     return f"exit {os.WEXITSTATUS(status)}"
+
+
+# ------------------------------------------------------- whose code ran
+_COURSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def course_code_run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> list[str]:
+    """Call ``fn(*args, **kwargs)``; return, sorted, the ``module.function`` names of the
+    ``course`` package's functions that code outside the package called during the call
+    (``[]``: none; what those functions call in turn is not listed).
+
+    Whatever ``fn`` raises is raised again, after the watch is removed."""
+    ran: set[str] = set()
+    prefix = _COURSE_DIR + os.sep
+    here = course_code_run.__code__  # fn itself is called from this frame
+
+    def watch(frame: types.FrameType, event: str, arg: Any) -> None:
+        code, caller = frame.f_code, frame.f_back
+        inside = caller is not None and caller.f_code is not here \
+            and caller.f_code.co_filename.startswith(prefix)  # called by the course itself
+        if event == "call" and code.co_filename.startswith(prefix) \
+                and not code.co_name.startswith("<") and not inside:
+            ran.add(f"{frame.f_globals.get('__name__', '?')}.{code.co_qualname}")
+
+    before = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        fn(*args, **kwargs)
+    finally:
+        sys.setprofile(before)
+    return sorted(ran)
 
 
 # --------------------------------------------------------------------- proxies
