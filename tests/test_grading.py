@@ -49,3 +49,17 @@ def test_the_report_says_why_points_were_lost(report):
     assert said["partial"] == "partial credit: the cell's result gave 1.5 of 4"
     assert said["stderr"].startswith("the test wrote to stderr, which nbgrader scores 0")
     assert "passes" not in said
+
+
+def test_the_report_tells_how_to_grade_the_same_folder_again(tmp_path):
+    """`make check WEEK=N` grades weekN/; any other folder needs SUBMISSION= to be graded again."""
+    from course.grading.autograde import REPO, CellResult, Report
+
+    own = Report(week=5, student="s", submission=REPO / "week5")
+    other = Report(week=5, student="s", submission=tmp_path)
+    assert own.again() == "make check WEEK=5"
+    assert other.again() == f"make check WEEK=5 SUBMISSION={tmp_path}"
+    other.tests = [CellResult("ex1_test", "Exercise 1", 2, 0, "AssertionError: wrong key")]
+    said = "\n".join(other.lines())
+    assert f"make check WEEK=5 SUBMISSION={tmp_path}` again" in said
+    assert "solutions/" not in said

@@ -98,9 +98,16 @@ class Report:
     def summary(self) -> str:
         return f"week{self.week}: {_num(self.earned)}/{_num(self.total)}"
 
+    def again(self) -> str:
+        """The command that grades this same folder again."""
+        default = (REPO / f"week{self.week}").resolve()
+        if Path(self.submission).resolve() == default:
+            return f"make check WEEK={self.week}"
+        return f"make check WEEK={self.week} SUBMISSION={_shown(self.submission)}"
+
     def lines(self) -> list[str]:
-        out = [f"Grading {_shown(self.submission)} against solutions/week{self.week} "
-               "(the same tests, hidden ones included, that an instructor runs)", ""]
+        out = [f"Grading {_shown(self.submission)} with week {self.week}'s tests (the same "
+               "tests, hidden ones included, that an instructor runs)", ""]
         if self.kernel_died:
             out += ["  KERNEL DIED: the notebook's Python process died while it was graded, so",
                     "  none of its tests could be scored. Usually a cell killed its own process",
@@ -125,12 +132,12 @@ class Report:
                 out.append(f"  - {t.exercise} [{t.grade_id}]")
                 out.append(f"      {t.message or 'no message (the test cell did not run)'}")
             out.append("  Fix the code of those exercises, run the notebook top to bottom, save "
-                       f"it, and run `make check WEEK={self.week}` again.")
+                       f"it, and run `{self.again()}` again.")
         if self.written:
             points = sum(p for _, _, p in self.written)
             out += ["", f"Written answers ({len(self.written)} cells, {_num(points)} points) are "
-                    "graded by a person and are not in the total below; the solution notebook "
-                    "has model answers."]
+                    "graded by a person (your instructor, or you against the model answers) "
+                    "and are not in the total below."]
         out += ["", self.summary()]
         return out
 
