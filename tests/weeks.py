@@ -157,9 +157,18 @@ def errors_in(executed: Path) -> list[tuple[str, str, str]]:
 
 
 def output_text(executed: Path) -> str:
-    """Everything an executed notebook printed or displayed, as one string."""
-    return "\n".join(o.get("text", "") + json.dumps(o.get("data", {}))
-                     for c in cells(executed) for o in c.get("outputs", []))
+    """Everything an executed notebook printed or displayed, one cell after another. A
+    cell's printed text is joined as printed: a busy kernel may deliver one ``print`` line
+    in several stream chunks, so chunks are not separated."""
+    parts = []
+    for cell in cells(executed):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                parts.append(output.get("text", ""))
+            else:
+                parts.append("\n" + json.dumps(output.get("data", {})) + "\n")
+        parts.append("\n")
+    return "".join(parts)
 
 
 # ------------------------------------------------- wrong answers, several per submission

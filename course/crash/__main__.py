@@ -36,7 +36,12 @@ def reachable(harness: CrashHarness, nodes: tuple[str, ...]) -> dict[str, list[s
     Only a node that calls ``guarded`` reaches ``before_record``; a point a node
     never reaches would be a kill that never lands, so it is left out.
     """
-    reached = set(harness.run().attempts[0].reached)
+    clean = harness.run().attempts[0].reached
+    reached, seen = set(clean), list(dict.fromkeys(node for node, _ in clean))
+    for node in nodes:
+        if node not in seen:  # a node the graph does not have: its kills could never land
+            raise ValueError(f"the {harness.name} graph has no node {node!r}; "
+                             f"choose one of {', '.join(seen)}")
     return {node: [p for p in POINTS if (node, p) in reached] for node in nodes}
 
 
