@@ -82,6 +82,21 @@ def test_a_student_can_resolve_every_pin(student):
         f"{resolved.stderr.strip()[-3000:]}")
 
 
+def _console_scripts(account: pwd.struct_passwd, home: Path, python: str) -> Path:
+    """``alembic``, ``jupyter`` and ``nbgrader`` for ``python`` (nbgrader starts ``alembic``
+    by name): what this virtualenv's ``bin/`` gives, for an interpreter the account can run."""
+    bindir = home / "bin"
+    bindir.mkdir(exist_ok=True)
+    for name, module in (("alembic", "alembic.config"), ("jupyter", "jupyter_core.command"),
+                         ("nbgrader", "nbgrader.apps.nbgraderapp")):
+        script = bindir / name
+        entry = f"import sys; from {module} import main; sys.exit(main())"
+        script.write_text(f'#!/bin/sh\nexec {python} -c "{entry}" "$@"\n')
+        script.chmod(0o755)
+    os.chown(bindir, account.pw_uid, account.pw_gid)
+    return bindir
+
+
 @pytest.mark.slow
 def test_a_student_runs_the_fast_tests(student):
     account, home, clone, python = student
@@ -91,10 +106,12 @@ def test_a_student_runs_the_fast_tests(student):
     if reads.returncode != 0:
         pytest.skip(f"{account.pw_name} cannot read this virtualenv's packages in {site} "
                     f"(it lives in a private folder): {reads.stderr.strip().splitlines()[-1]}")
+    bindir = _console_scripts(account, home, python)
     ran = _as(account, [python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                         "-m", "not slow and not browser"],
               cwd=clone, home=home,
               extra_env={"PYTHONPATH": f"{clone}{os.pathsep}{site}", "PYTHONNOUSERSITE": "1",
+                         "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
                          # where this virtualenv keeps Jupyter's extensions and their config
                          "JUPYTER_PATH": f"{sys.prefix}/share/jupyter",
                          "JUPYTER_CONFIG_PATH": f"{sys.prefix}/etc/jupyter"})
