@@ -129,7 +129,8 @@ def availability() -> str:
 
 def hidden_paths(repo: Path = REPO) -> list[str]:
     extra = [p for p in os.environ.get("COURSE_SANDBOX_HIDE", "").split(os.pathsep) if p]
-    return [str(Path(repo) / name) for name in HIDDEN_IN_REPO] + extra
+    roots = dict.fromkeys([Path(repo).resolve(), REPO])  # the course graded, and the package's
+    return [str(root / name) for root in roots for name in HIDDEN_IN_REPO] + extra
 
 
 def student_of(cwd: str | os.PathLike | None) -> str:
