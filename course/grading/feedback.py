@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 HIDDEN_BLOCK = re.compile(re.escape(BEGIN) + r".*?(?:" + re.escape(END) + r"|\Z)", re.S)
@@ -40,6 +41,8 @@ def short_error(output: dict) -> dict:
 
 class HideHiddenTests(Preprocessor):
     """Hide hidden tests (code and tracebacks) and graders' rubric cells in feedback."""
+
+    enabled = Bool(True)  # nbconvert's preprocessors are off unless enabled
 
     def preprocess(self, nb, resources):
         from course.grading.rubric import is_rubric_cell

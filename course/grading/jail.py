@@ -68,7 +68,9 @@ def enter(plan: dict) -> None:
     blank = scratch.parent / ".blank"  # an empty file only root may read, to cover files
     if not blank.exists():
         blank.touch(mode=0o000)
-    hide = [p for p in plan["hide"] if os.path.lexists(p)]
+    private = tuple(t + "/" for t in PRIVATE_TMP)
+    hide = [(p, os.path.isdir(p)) for p in plan["hide"]  # /tmp/... vanishes with /tmp
+            if os.path.lexists(p) and not p.startswith(private)]
     _mount("--bind", str(scratch), str(scratch))
     _expose_python(scratch.parent)
     for tmp in PRIVATE_TMP:
@@ -79,8 +81,8 @@ def enter(plan: dict) -> None:
         if point in keep_writable or point.startswith(("/proc/", "/sys/", "/dev/")):
             continue
         subprocess.run(["mount", "-o", "remount,bind,ro", point], capture_output=True)
-    for path in hide:
-        if os.path.isdir(path):
+    for path, is_dir in hide:
+        if is_dir:
             _mount("-t", "tmpfs", "-o", "ro,mode=755,size=4k", "tmpfs", path)
         else:
             _mount("--bind", str(blank), path)
@@ -99,7 +101,7 @@ def enter(plan: dict) -> None:
     if "-m" in kernel and kernel[kernel.index("-m") + 1] == "ipykernel_launcher":
         at = kernel.index("-m")
         kernel[at:at + 2] = ["-m", "course.grading.jail", "kernel",
-                             json.dumps({"hide": hide, "scratch": str(scratch)})]
+                             json.dumps({"hide": plan["hide"], "scratch": str(scratch)})]
     os.execve(kernel[0], kernel, env)
 
 
