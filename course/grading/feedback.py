@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
 from traitlets import Bool
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -33,10 +34,10 @@ def without_hidden_tests(source: str) -> str:
     return HIDDEN_BLOCK.sub(PLACEHOLDER, source)
 
 
-def short_error(output: dict) -> dict:
+def short_error(output: dict) -> NotebookNode:
     """An error output reduced to ``name: message`` (no traceback)."""
     line = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}".rstrip(": ")
-    return {**output, "traceback": [line]}
+    return NotebookNode({**output, "traceback": [line]})
 
 
 class HideHiddenTests(Preprocessor):
