@@ -2,7 +2,8 @@
 
 ``python -m course.grading.instructor <step> --week N`` (the Makefile targets call it):
 
-- ``release``: ``nbgrader generate_assignment --force`` into ``weekN/`` *and* the
+- ``release`` (every week without ``--week``): ``nbgrader generate_assignment
+  --force`` into ``weekN/`` *and* the
   repository's gradebook (``gradebook.db``, ignored by git, or ``--db-url``), so
   ``autograde`` and the formgrader know the assignment. Every step re-registers the
   week when its grade cells differ from ``solutions/weekN`` (:func:`in_sync`).
@@ -36,7 +37,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading.autograde import REPO, GradingError
+from course.grading.autograde import REPO, GradingError, weeks_with_notebooks
 
 GRADES_DIR = "grades"
 
@@ -250,23 +251,28 @@ def main(argv: list[str] | None = None) -> int:
                                      description="The instructor's nbgrader steps.")
     parser.add_argument("step", choices=["release", "to-students", "collect", "grade",
                                          "feedback", "return", "export"])
-    parser.add_argument("--week", type=int, required=True)
+    parser.add_argument("--week", type=int, help="the week (release without it: every week)")
     parser.add_argument("--db-url", help="gradebook URL (default: sqlite gradebook.db in the "
                                          "repository; postgresql://... for Postgres)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="grade this many submissions at once (default: the cores)")
     parser.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
                         help="run each kernel sandboxed (auto: when root)")
+    parser.add_argument("--timeout", type=int, metavar="SECONDS",
+                        help="grade: stop a cell after this long (default: nbgrader_config.py)")
     parser.add_argument("--anyway", action="store_true",
                         help="return: release feedback even if written answers are ungraded")
     parser.add_argument("--repo", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     repo, week, url = args.repo.resolve(), args.week, args.db_url
+    if week is None and args.step != "release":
+        parser.error(f"{args.step} needs --week (make {args.step} WEEK=5)")
     tools_on_path()
     try:
         if args.step == "release":
-            print(f"released {release(week, repo, url).name}/ and registered week{week} "
-                  f"in the gradebook", flush=True)
+            for each in [week] if week else weeks_with_notebooks(repo):
+                print(f"released {release(each, repo, url).name}/ and registered week{each} "
+                      "in the gradebook", flush=True)
         elif args.step == "to-students":
             ensure_registered(week, repo, url)
             root = open_exchange(repo)
@@ -283,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             from course.grading.classgrade import grade_class
 
             return grade_class(week, repo, workers=args.workers, db_url=url,
-                               sandbox=args.sandbox)
+                               sandbox=args.sandbox, timeout_s=args.timeout)
         elif args.step == "feedback":
             ensure_registered(week, repo, url)
             run_converter("generate_feedback", course_config(repo, url), f"week{week}")
