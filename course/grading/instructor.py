@@ -53,7 +53,13 @@ def tools_on_path(env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def db_url_of(repo: Path, db_url: str | None = None) -> str:
-    return db_url or os.environ.get("COURSE_DB_URL") or f"sqlite:///{Path(repo) / 'gradebook.db'}"
+    """The gradebook's SQLAlchemy URL: ``db_url``, ``COURSE_DB_URL`` or ``gradebook.db``;
+    a ``postgresql://`` URL is driven by psycopg 3 (the driver the course installs)."""
+    url = db_url or os.environ.get("COURSE_DB_URL") or f"sqlite:///{Path(repo) / 'gradebook.db'}"
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url.removeprefix(scheme)
+    return url
 
 
 def course_config(repo: Path = REPO, db_url: str | None = None):

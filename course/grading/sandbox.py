@@ -130,7 +130,24 @@ def availability() -> str:
 def hidden_paths(repo: Path = REPO) -> list[str]:
     extra = [p for p in os.environ.get("COURSE_SANDBOX_HIDE", "").split(os.pathsep) if p]
     roots = dict.fromkeys([Path(repo).resolve(), REPO])  # the course graded, and the package's
-    return [str(root / name) for root in roots for name in HIDDEN_IN_REPO] + extra
+    paths = [str(root / name) for root in roots for name in HIDDEN_IN_REPO]
+    return list(dict.fromkeys(paths + [str(p) for r in roots for p in git_dirs(r)] + extra))
+
+
+def git_dirs(root: Path) -> list[Path]:
+    """Where a worktree's history really lives (``.git`` may be a file naming it)."""
+    dot_git = Path(root) / ".git"
+    if not dot_git.is_file():
+        return []
+    line = dot_git.read_text().strip()
+    if not line.startswith("gitdir:"):
+        return []
+    gitdir = (Path(root) / line.removeprefix("gitdir:").strip()).resolve()
+    common = gitdir / "commondir"
+    found = [gitdir]
+    if common.is_file():
+        found.append((gitdir / common.read_text().strip()).resolve())
+    return found
 
 
 def student_of(cwd: str | os.PathLike | None) -> str:
