@@ -10,6 +10,7 @@ feedback has the right score and no hidden test.
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -21,6 +22,10 @@ from classroom_fixtures import SOURCE, build_course
 
 pytestmark = pytest.mark.slow
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
+# nbgrader names a submission after the login account (not $USER), and the student's
+# commands must run this virtualenv's Python; so the student is this account, with a
+# configuration and a home of its own.
+ADA = pwd.getpwuid(os.getuid()).pw_name
 
 
 def instructor(course: Path, env: dict, step: str, *extra: str) -> subprocess.CompletedProcess:
@@ -60,21 +65,21 @@ def test_release_fetch_submit_collect_grade_return_fetch_feedback(tmp_path):
     student(home, ada, "submit", "week5")
 
     done = instructor(course, env, "collect")
-    assert done.returncode == 0 and "ada" in done.stdout, done.stderr[-2000:]
-    assert (course / "submitted" / "ada" / "week5" / "week5.ipynb").is_file()
+    assert done.returncode == 0 and ADA in done.stdout, done.stderr[-2000:]
+    assert (course / "submitted" / ADA / "week5" / "week5.ipynb").is_file()
     done = instructor(course, env, "grade", "--workers", "1")
-    assert done.returncode == 0 and "ada: week5: 52/52 autograded" in done.stdout, \
+    assert done.returncode == 0 and f"{ADA}: week5: 52/52 autograded" in done.stdout, \
         done.stdout + done.stderr[-2000:]
 
     refused = instructor(course, env, "return")
     assert refused.returncode == 2
-    assert "ada: written answers not graded yet" in refused.stderr
+    assert f"{ADA}: written answers not graded yet" in refused.stderr
 
     from nbgrader.api import Gradebook  # what the formgrader saves when a grader scores
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for name, points in {"reflection_1": 2, "reflection_2": 1, "reflection_3": 2}.items():
-            grade = gb.find_grade(name, "week5", "week5", "ada")
+            grade = gb.find_grade(name, "week5", "week5", ADA)
             grade.manual_score = points
             grade.needs_manual_grade = False
         gb.db.commit()
@@ -83,7 +88,7 @@ def test_release_fetch_submit_collect_grade_return_fetch_feedback(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert instructor(course, env, "export").returncode == 0
     row = (course / "grades" / "week5.csv").read_text().splitlines()[1].split(",")
-    assert row[0] == "ada" and row[4] == "5" and row[6] == "graded" and row[7] == "57"
+    assert row[0] == ADA and row[4] == "5" and row[6] == "graded" and row[7] == "57"
 
     student(home, ada, "fetch_feedback", "week5")
     [html] = (home / "week5" / "feedback").glob("*/week5.html")
