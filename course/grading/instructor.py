@@ -199,7 +199,8 @@ HEADER = ["student", "submitted_at", "autograded", "autograded_max", "manual", "
 
 def rows(week: int, repo: Path = REPO, db_url: str | None = None,
          notes: dict[str, str] | None = None) -> list[Row]:
-    """One :class:`Row` per student with a ``weekN`` submission in the gradebook."""
+    """One :class:`Row` per student with a ``weekN`` submission in the gradebook, and one
+    (0 points, its note) per student in ``notes`` whose submission could not be graded."""
     from nbgrader.api import Gradebook
 
     notes = notes or {}
@@ -223,7 +224,22 @@ def rows(week: int, repo: Path = REPO, db_url: str | None = None,
             stamp = sub.timestamp.isoformat(sep=" ", timespec="seconds") if sub.timestamp else ""
             found.append(Row(sub.student_id, stamp, auto, auto_max, manual, manual_max,
                              notes.get(sub.student_id, "")))
+    graded = {row.student for row in found}
+    auto_max, manual_max = maxima(repo, week)
+    found += [Row(student, "", 0.0, auto_max, None, manual_max, note)  # could not be graded
+              for student, note in notes.items() if student not in graded]
     return sorted(found, key=lambda r: r.student)
+
+
+def maxima(repo: Path, week: int) -> tuple[float, float]:
+    """(autograded points, points for written answers) of ``solutions/weekN``."""
+    from course.grading.rubric import written_answers
+
+    written: dict[str, float] = {}
+    for path in sorted((Path(repo) / "solutions" / f"week{week}").glob("*.ipynb")):
+        written.update(written_answers(nbformat.read(path, as_version=4)))
+    everything = sum(points for _, _, points in source_cells(repo, week))
+    return everything - sum(written.values()), sum(written.values())
 
 
 def _is_written(grade) -> bool:

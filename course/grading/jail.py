@@ -117,6 +117,8 @@ def log_attempts(hide: list[str], scratch: str, log: Path) -> None:
         if event not in ("open", "os.listdir", "os.scandir", "sqlite3.connect"):
             return
         path = args[0] if args else None
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
         if isinstance(path, bytes):
             path = path.decode(errors="replace")
         if not isinstance(path, str) or path.startswith(str(log)):
