@@ -20,6 +20,7 @@ from course.grading.sandbox import (
     GradingExecute,
     SandboxedKernelManager,
     availability,
+    git_dirs,
     student_of,
 )
 
@@ -113,6 +114,7 @@ try:
 except OSError as error:
     seen["net"] = type(error).__name__
 seen["uid"] = os.getuid()
+seen["git"] = [sorted(os.listdir(p)) for p in GITDIRS if os.path.isdir(p)]
 print(seen)
 """
 
@@ -125,7 +127,9 @@ def test_a_sandboxed_kernel_sees_no_solutions_cannot_write_and_has_no_network(tm
     assert availability() == ""
     where = tmp_path / "autograded" / "mallory" / "week5"
     where.mkdir(parents=True)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SNOOP)])
+    gitdirs = [str(p) for p in git_dirs(REPO)]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f"GITDIRS = {gitdirs!r}\n{SNOOP}")])
     NotebookClient(nb, kernel_manager_class=SandboxedKernelManager, timeout=60,
                    resources={"metadata": {"path": str(where)}}).execute()
     seen = ast.literal_eval(nb.cells[0].outputs[0].text)
@@ -134,6 +138,7 @@ def test_a_sandboxed_kernel_sees_no_solutions_cannot_write_and_has_no_network(tm
         [], "FileNotFoundError")
     assert seen["planted.txt"] == "OSError" and not (REPO / "planted.txt").exists()
     assert seen["mine.txt"] == "written" and seen["net"] == "OSError" and seen["uid"] != 0
+    assert all(listing == [] for listing in seen["git"])  # a worktree's history is hidden too
     lines = log.read_text().splitlines()
     assert any(line.startswith("mallory: sandbox blocked: tried to read")
                and "solutions/week5/week5.ipynb" in line for line in lines), lines
