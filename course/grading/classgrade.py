@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -120,6 +121,9 @@ def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str)
                 source = course / folder / student / assignment
                 if source.is_dir():
                     copy_tree(source, repo / folder / student / assignment)
+            for folder in ("autograded", "feedback"):  # release_feedback needs the timestamp
+                if stamp.is_file() and (repo / folder / student / assignment).is_dir():
+                    shutil.copy2(stamp, repo / folder / student / assignment / stamp.name)
             for notebook in (repo / "autograded" / student / assignment).glob("*.ipynb"):
                 add_rubric_cells(notebook, rubric)
 
