@@ -70,7 +70,7 @@ def test_a_loop_costs_the_loop_and_the_rest_is_still_graded(graded):
 
 
 def test_broken_and_tampered_notebooks_are_graded_without_gifts(graded):
-    _, _, _, rows = graded
+    _, _, done, rows = graded
     assert 0 < points(rows, "frank") < 52  # syntax error in exercise 1 only
     assert points(rows, "grace") == 52  # deleted test cells were put back and passed
     assert points(rows, "heidi") == 0  # emptied test cells were put back and failed
@@ -78,10 +78,10 @@ def test_broken_and_tampered_notebooks_are_graded_without_gifts(graded):
     assert points(rows, "judy") == 0 and "kernel died" in rows["judy"]["note"]
     assert rows["kim"]["note"].startswith("not graded") and "not a readable notebook" in \
         rows["kim"]["note"]
-    log = (graded[0] / "grades" / "week5-log")
-    restored = "".join(p.read_text() for p in log.glob("*.log"))
+    restored = [line for line in done.stdout.splitlines() if "put back" in line]
     assert "heidi: the locked cell ex1_shape was edited; the original was put back" in restored
-    assert "checksum" not in restored  # hidden tests differ by design: no warning for them
+    assert not [line for line in restored if line.startswith("alice")]  # hidden tests differ
+    assert "put back" in rows["heidi"]["note"]  # by design: no line for them
 
 
 @pytest.mark.skipif(not SANDBOXED, reason="the sandbox needs root (CI runs as root)")

@@ -123,7 +123,7 @@ print(seen)
 def test_a_sandboxed_kernel_sees_no_solutions_cannot_write_and_has_no_network(tmp_path,
                                                                              monkeypatch):
     log = tmp_path / "sandbox.log"
-    monkeypatch.setenv("COURSE_SANDBOX_LOG", str(log))
+    monkeypatch.setenv("COURSE_GRADING_NOTES", str(log))
     assert availability() == ""
     where = tmp_path / "autograded" / "mallory" / "week5"
     where.mkdir(parents=True)

@@ -180,7 +180,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             job = {"week": week, "repo": str(repo), "course": str(place / "course"),
                    "folders": {s: str(gradable[s]) for s in group}, "timeout_s": timeout_s}
             log = open(logs / f"group{i}.log", "w")  # noqa: SIM115 - closed below
-            genv = {**env, "COURSE_SANDBOX_LOG": str(place / "sandbox.log")}
+            genv = {**env, "COURSE_GRADING_NOTES": str(place / "notes.log")}
             jobs.append((place, group, log, subprocess.Popen(
                 [sys.executable, "-c", WORKER, json.dumps(job)], cwd=repo, env=genv,
                 stdout=log, stderr=subprocess.STDOUT)))
@@ -189,8 +189,8 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             log.close()
             reports = json.loads((place / "reports.json").read_text()) \
                 if (place / "reports.json").is_file() else {}
-            blocked = (place / "sandbox.log").read_text().splitlines() \
-                if (place / "sandbox.log").is_file() else []
+            blocked = (place / "notes.log").read_text().splitlines() \
+                if (place / "notes.log").is_file() else []
             if not reports:
                 for student in group:
                     notes[student] = f"grading failed (see {GRADES_DIR}/week{week}-log/)"
@@ -261,9 +261,12 @@ def _describe(student: str, report: dict | None, blocked: list[str]) -> str:
         notes.append(f"{len(report['stopped'])} cell(s) stopped by the time limit")
     for grade_id, message in report["failed"]:
         print(f"{student}: failed {grade_id}: {message[:160]}")
-    mine = [line for line in blocked if line.startswith(f"{student}: ")]
-    for line in dict.fromkeys(mine):
+    mine = list(dict.fromkeys(line for line in blocked if line.startswith(f"{student}: ")))
+    for line in mine:
         print(line)
-    if mine:
-        notes.append(f"sandbox blocked {len(set(mine))} attempt(s)")
+    stopped = [line for line in mine if " sandbox blocked" in line]
+    if stopped:
+        notes.append(f"sandbox blocked {len(stopped)} attempt(s)")
+    if len(stopped) < len(mine):
+        notes.append("test cells edited or deleted (put back)")
     return "; ".join(notes)

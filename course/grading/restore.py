@@ -9,10 +9,13 @@ perfect submission of week 5 printed ten warnings. :class:`RestoreCells` (named 
 - stays silent when the only difference is the hidden tests nbgrader removed;
 - otherwise logs one line that names the student and the cell: the student edited
   or broke a locked cell, and the original was put back (no points from tampering).
+  The line also goes to the file ``COURSE_GRADING_NOTES`` names, if set (``make grade``
+  prints those lines; nbgrader keeps its own log to itself unless grading fails).
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from nbgrader.preprocessors import OverwriteCells
@@ -38,8 +41,15 @@ class RestoreCells(OverwriteCells):
                 name, self.notebook_id, self.assignment_id).source
             if _bare(source) == _bare(self._submitted):
                 return
-            self.log.warning("%s: the locked cell %s was edited; the original was put back",
-                             self._student, name)
+            self._note(f"{self._student}: the locked cell {name} was edited; the original "
+                       "was put back")
             return
-        self.log.warning("%s: cell %s had its %s changed (%s instead of %s); put back",
-                         self._student, name, attr, new, old)
+        self._note(f"{self._student}: cell {name} had its {attr} changed ({new} instead of "
+                   f"{old}); put back")
+
+    def _note(self, line: str) -> None:
+        self.log.warning(line)
+        notes = os.environ.get("COURSE_GRADING_NOTES")
+        if notes:
+            with open(notes, "a") as out:
+                out.write(line + "\n")

@@ -29,7 +29,7 @@ which, still root inside the new namespaces:
 - starts the kernel with an audit hook (:func:`course.grading.jail.log_attempts`)
   that records every attempt to open or list a hidden path, or to write outside
   scratch; the manager copies those lines, prefixed with the student's name,
-  to ``COURSE_SANDBOX_LOG``.
+  to ``COURSE_GRADING_NOTES``.
 
 The ``course`` package stays importable (it is read-only). What it cannot do: it does
 not limit memory or CPU (the time budget bounds CPU time per notebook), a student
@@ -195,7 +195,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             return
         attempts = scratch / ATTEMPTS
         lines = attempts.read_text(errors="replace").splitlines() if attempts.is_file() else []
-        log = os.environ.get("COURSE_SANDBOX_LOG")
+        log = os.environ.get("COURSE_GRADING_NOTES")
         if lines and log:
             with open(log, "a") as out:
                 out.writelines(f"{self._student}: sandbox blocked: {line}\n"
