@@ -121,11 +121,21 @@ def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str)
                 source = course / folder / student / assignment
                 if source.is_dir():
                     copy_tree(source, repo / folder / student / assignment)
-            for folder in ("autograded", "feedback"):  # release_feedback needs the timestamp
-                if stamp.is_file() and (repo / folder / student / assignment).is_dir():
-                    shutil.copy2(stamp, repo / folder / student / assignment / stamp.name)
+            _copy_submission_files(repo / "submitted" / student / assignment,
+                                   [repo / folder / student / assignment
+                                    for folder in ("autograded", "feedback")])
             for notebook in (repo / "autograded" / student / assignment).glob("*.ipynb"):
                 add_rubric_cells(notebook, rubric)
+
+
+def _copy_submission_files(submitted: Path, targets: list[Path]) -> None:
+    """Put the submission's own files (``timestamp.txt``, nbgrader's ``submission_secret.txt``)
+    next to its autograded notebook and its feedback, as nbgrader's autograde does:
+    ``release_feedback`` needs them."""
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        for target in targets:
+            if (submitted / name).is_file() and target.is_dir():
+                shutil.copy2(submitted / name, target / name)
 
 
 class Progress:
