@@ -158,7 +158,7 @@ class Progress:
 def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None = None,
                 sandbox: str = "auto", timeout_s: int | None = None) -> int:
     """Grade every submission of ``weekN`` (module docstring); 0, or 2 when nothing could be
-    graded."""
+    graded or a group's nbgrader run failed (its students are in the CSV with a note)."""
     tools_on_path()
     repo, url = Path(repo).resolve(), db_url_of(repo, db_url)
     everyone = submissions(week, repo)
@@ -182,6 +182,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     groups = split(sorted(gradable), workers or os.cpu_count() or 1) if gradable else []
     print(f"grading {len(gradable)} submission(s) of week{week} with {len(groups)} worker(s); "
           f"sandbox: {(env.get('COURSE_GRADING_SANDBOX') == '1' and 'on') or 'off'}", flush=True)
+    failed = False
     with tempfile.TemporaryDirectory(prefix=f"class-week{week}-") as tmp:
         jobs = []
         for i, group in enumerate(groups):
@@ -202,6 +203,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             blocked = (place / "notes.log").read_text().splitlines() \
                 if (place / "notes.log").is_file() else []
             if not reports:
+                failed = True
                 for student in group:
                     notes[student] = f"grading failed (see {GRADES_DIR}/week{week}-log/)"
                     print(f"{student}: GRADING FAILED: nbgrader stopped for this group; "
@@ -214,7 +216,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     print(f"wrote {path.relative_to(repo)} (autograded points, written answers still to grade, "
           "submission time); feedback in feedback/<student>/"
           f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
-    return 0 if gradable else 2
+    return 0 if gradable and not failed else 2
 
 
 def _worker_env(repo: Path, sandbox: str) -> dict[str, str]:

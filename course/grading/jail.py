@@ -1,10 +1,10 @@
 """The inside of the grading sandbox (:mod:`course.grading.sandbox` explains the design).
 
 ``python -m course.grading.jail enter PLAN`` runs as root inside fresh mount and network
-namespaces: it hides the paths in the plan behind empty read-only mounts, makes /tmp,
-/var/tmp and /dev/shm private, makes every other mount read-only except the scratch
-folder, drops to the plan's account and execs the kernel. ``... kernel PLAN -f FILE``
-(what the kernel command becomes) installs :func:`log_attempts` and starts ipykernel.
+namespaces: it hides the paths in the plan behind empty read-only mounts, makes /dev/shm
+private, makes every other mount (/tmp included) read-only except the scratch folder,
+drops to the plan's account and execs the kernel. ``... kernel PLAN -f FILE`` (what the
+kernel command becomes) installs :func:`log_attempts` and starts ipykernel.
 
 This module imports nothing heavy (no nbgrader): it runs once per kernel start.
 """
@@ -18,7 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+# /dev/shm gets a private tmpfs. /tmp stays visible (read-only): the interpreter, the
+# course package or the course being graded may live there (a fresh clone, CI).
+PRIVATE_TMP = ("/dev/shm",)
 ATTEMPTS = "attempts.log"
 
 
@@ -68,9 +70,7 @@ def enter(plan: dict) -> None:
     blank = scratch.parent / ".blank"  # an empty file only root may read, to cover files
     if not blank.exists():
         blank.touch(mode=0o000)
-    private = tuple(t + "/" for t in PRIVATE_TMP)
-    hide = [(p, os.path.isdir(p)) for p in plan["hide"]  # /tmp/... vanishes with /tmp
-            if os.path.lexists(p) and not p.startswith(private)]
+    hide = [(p, os.path.isdir(p)) for p in plan["hide"] if os.path.lexists(p)]
     _mount("--bind", str(scratch), str(scratch))
     _expose_python(scratch.parent)
     for tmp in PRIVATE_TMP:
@@ -108,7 +108,7 @@ def enter(plan: dict) -> None:
 # ------------------------------------------------------- inside the kernel, as the account
 def log_attempts(hide: list[str], scratch: str, log: Path) -> None:
     """Install an audit hook that appends to ``log`` every attempt to open or list a
-    hidden path, and every attempt to write outside ``scratch`` and the private tmp."""
+    hidden path, and every attempt to write outside ``scratch`` and the private /dev/shm."""
     hidden = tuple(os.path.realpath(p) for p in hide)
     writable = (os.path.realpath(scratch), *PRIVATE_TMP, "/dev/null")
     out = open(log, "a", buffering=1)  # noqa: SIM115 - open for the kernel's lifetime

@@ -17,10 +17,11 @@ which, still root inside the new namespaces:
 
 - hides what a submission must not see behind empty read-only mounts: the
   repository's ``solutions/``, ``rubrics/``, ``.git/``, ``submitted/``, ``autograded/``,
-  ``feedback/``, ``exchange/``, ``grades/`` and ``gradebook.db``, plus any path in
-  ``COURSE_SANDBOX_HIDE``; the grading course folders live in ``/tmp`` folders only
-  root can enter, and ``/tmp``, ``/var/tmp``, ``/dev/shm`` become private, empty tmpfs;
-- makes every other mount read-only, except the kernel's own scratch folder;
+  ``feedback/``, ``exchange/``, ``grades/`` and ``gradebook.db`` (and a worktree's
+  real git directories), plus any path in ``COURSE_SANDBOX_HIDE``; the grading course
+  folders live in ``/tmp`` folders only root can enter; ``/dev/shm`` becomes private;
+- makes every other mount read-only (``/tmp`` included), except the kernel's own
+  scratch folder;
 - leaves no network (a new network namespace with no interface up; the kernel talks to
   nbgrader over Unix sockets in its scratch folder);
 - drops to the unprivileged account of :func:`course.storage.accounts.unprivileged_account`
