@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 # /dev/shm gets a private tmpfs. /tmp stays visible (read-only): the interpreter, the
@@ -37,22 +38,37 @@ def _mount_points() -> list[str]:
     return points
 
 
-def _expose_python(holder: Path) -> None:
-    """Let the account run this Python when it lives in a home only root may enter
-    (pyenv under /root): cover that home with an empty tmpfs and put back only the
-    interpreter's prefix."""
-    prefix = Path(sys.base_prefix).resolve()
-    closed = next((p for p in reversed(prefix.parents) if p != Path("/")
-                   and not os.stat(p).st_mode & 0o001), None)
-    if closed is None:
-        return
-    view = holder / ".python"
-    view.mkdir(exist_ok=True)
-    _mount("--bind", str(prefix), str(view))
-    _mount("-t", "tmpfs", "-o", "mode=755,size=1m", "tmpfs", str(closed))
-    target = closed / prefix.relative_to(closed)
-    target.mkdir(parents=True)
-    _mount("--bind", str(view), str(target))
+def _closed_ancestor(path: Path) -> Path | None:
+    """The topmost folder above ``path`` that other accounts may not enter, if any."""
+    return next((p for p in reversed(path.parents) if p != Path("/")
+                 and not os.stat(p).st_mode & 0o001), None)
+
+
+def _expose(paths: list[str], holder: Path) -> None:
+    """Let the account reach ``paths`` (the interpreter, the virtualenv, the ``course``
+    package) when they sit below a folder only root may enter (``/root`` with pyenv, a
+    0700 temporary folder): cover that folder with an empty tmpfs and put back only
+    those paths. Hidden paths are mounted afterwards, so they stay hidden."""
+    wanted: dict[Path, list[Path]] = {}
+    for name in dict.fromkeys(paths):
+        path = Path(name).resolve()
+        closed = _closed_ancestor(path) if path.exists() else None
+        if closed is not None:
+            wanted.setdefault(closed, []).append(path)
+    views = holder / ".views"
+    views.mkdir(exist_ok=True)
+    bound = []
+    for closed, inside in wanted.items():
+        for path in inside:
+            view = Path(tempfile.mkdtemp(dir=views))
+            _mount("--bind", str(path), str(view))
+            bound.append((closed, path, view))
+    for closed in wanted:
+        _mount("-t", "tmpfs", "-o", "mode=755,size=1m", "tmpfs", str(closed))
+    for closed, path, view in bound:
+        target = closed / path.relative_to(closed)
+        target.mkdir(parents=True, exist_ok=True)
+        _mount("--bind", str(view), str(target))
 
 
 def enter(plan: dict) -> None:
@@ -72,7 +88,7 @@ def enter(plan: dict) -> None:
         blank.touch(mode=0o000)
     hide = [(p, os.path.isdir(p)) for p in plan["hide"] if os.path.lexists(p)]
     _mount("--bind", str(scratch), str(scratch))
-    _expose_python(scratch.parent)
+    _expose(plan.get("expose", []), scratch.parent)
     for tmp in PRIVATE_TMP:
         if os.path.isdir(tmp) and not str(scratch).startswith(tmp + "/"):
             _mount("-t", "tmpfs", "-o", "mode=1777,size=64m,nosuid,nodev", "tmpfs", tmp)

@@ -135,6 +135,14 @@ def hidden_paths(repo: Path = REPO) -> list[str]:
     return list(dict.fromkeys(paths + [str(p) for r in roots for p in git_dirs(r)] + extra))
 
 
+def needed_paths() -> list[str]:
+    """What a kernel must reach: the interpreter, the virtualenv, the ``course`` package
+    and PYTHONPATH (:mod:`course.grading.jail` re-exposes them below private folders)."""
+    python_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [sys.base_prefix, sys.prefix, str(Path(sys.executable).parent), str(REPO),
+            *python_path]
+
+
 def git_dirs(root: Path) -> list[Path]:
     """Where a worktree's history really lives (``.git`` may be a file naming it)."""
     dot_git = Path(root) / ".git"
@@ -185,7 +193,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         plan = {"scratch": str(self._scratch), "uid": self._account.pw_uid,
                 "gid": self._account.pw_gid, "user": self._account.pw_name,
                 "hide": hidden_paths(), "origin": self._origin,
-                "connection_file": os.path.realpath(self.connection_file), "kernel": cmd}
+                "connection_file": os.path.realpath(self.connection_file), "kernel": cmd,
+                "expose": needed_paths()}
         return ["unshare", "--mount", "--net", "--propagation", "private", "--",
                 sys.executable, "-m", "course.grading.jail", "enter", json.dumps(plan)]
 
