@@ -43,6 +43,7 @@ and grading runs unsandboxed.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -51,6 +52,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import ClassVar
 
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
@@ -135,6 +137,11 @@ def hidden_paths(repo: Path = REPO) -> list[str]:
     return list(dict.fromkeys(paths + [str(p) for r in roots for p in git_dirs(r)] + extra))
 
 
+def _remove_scratch() -> None:
+    for scratch in SandboxedKernelManager.made:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def needed_paths() -> list[str]:
     """What a kernel must reach: the interpreter, the virtualenv, the ``course`` package
     and PYTHONPATH (:mod:`course.grading.jail` re-exposes them below private folders)."""
@@ -168,6 +175,8 @@ def student_of(cwd: str | os.PathLike | None) -> str:
 class SandboxedKernelManager(AsyncKernelManager):
     """Starts the kernel inside the sandbox described in the module docstring."""
 
+    made: ClassVar[list[Path]] = []  # scratch folders; any left (a dead kernel) go at exit
+
     async def _async_pre_start_kernel(self, **kw):
         from course.storage.accounts import unprivileged_account
 
@@ -178,6 +187,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         SANDBOX_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
         self._student = student_of(kw.get("cwd"))
         self._scratch = Path(tempfile.mkdtemp(prefix=f"{self._student}-", dir=SANDBOX_ROOT))
+        if not self.made:
+            atexit.register(_remove_scratch)
+        self.made.append(self._scratch)
         (self._scratch / "tmp").mkdir()
         for path in [self._scratch, self._scratch / "tmp"]:
             os.chown(path, account.pw_uid, account.pw_gid)
