@@ -115,6 +115,10 @@ except OSError as error:
     seen["net"] = type(error).__name__
 seen["uid"] = os.getuid()
 seen["git"] = [sorted(os.listdir(p)) for p in GITDIRS if os.path.isdir(p)]
+try:
+    seen["views"] = os.listdir("/run/course-grading/.views")
+except OSError as error:
+    seen["views"] = type(error).__name__
 print(seen)
 """
 
@@ -139,6 +143,7 @@ def test_a_sandboxed_kernel_sees_no_solutions_cannot_write_and_has_no_network(tm
     assert seen["planted.txt"] == "OSError" and not (REPO / "planted.txt").exists()
     assert seen["mine.txt"] == "written" and seen["net"] == "OSError" and seen["uid"] != 0
     assert all(listing == [] for listing in seen["git"])  # a worktree's history is hidden too
+    assert seen["views"] in ([], "PermissionError", "FileNotFoundError")
     lines = log.read_text().splitlines()
     assert any(line.startswith("mallory: sandbox blocked: tried to read")
                and "solutions/week5/week5.ipynb" in line for line in lines), lines

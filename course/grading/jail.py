@@ -56,7 +56,8 @@ def _expose(paths: list[str], holder: Path) -> None:
         if closed is not None:
             wanted.setdefault(closed, []).append(path)
     views = holder / ".views"
-    views.mkdir(exist_ok=True)
+    views.mkdir(mode=0o700, exist_ok=True)
+    views.chmod(0o700)
     bound = []
     for closed, inside in wanted.items():
         for path in inside:
@@ -69,6 +70,9 @@ def _expose(paths: list[str], holder: Path) -> None:
         target = closed / path.relative_to(closed)
         target.mkdir(parents=True, exist_ok=True)
         _mount("--bind", str(view), str(target))
+    for _closed, _path, view in bound:  # the views would show hidden paths: take them away
+        subprocess.run(["umount", "-l", str(view)], check=True, capture_output=True)
+        view.rmdir()
 
 
 def enter(plan: dict) -> None:
