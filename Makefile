@@ -17,7 +17,8 @@ help:
 	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
 	@echo "make bench      measure the costs side by side"
 	@echo "make mutants [ONLY='name ...']   plant known bugs one at a time; which tests catch each"
-	@echo "make release    regenerate week*/ from solutions/ (instructors)"
+	@echo "make release    regenerate week*/ from solutions/ and register them in gradebook.db (instructors)"
+	@echo "make grade WEEK=5   grade submitted/*/week5/ in parallel (instructors: docs/instructors.md)"
 
 setup: $(STAMP)
 
@@ -62,8 +63,25 @@ mutants: setup
 
 # Week notebooks: weekN/ is generated from solutions/weekN/ (nbgrader generate_assignment);
 # check grades a folder with nbgrader autograde in a throwaway course (hidden tests included).
+INSTRUCTOR = $(BIN)/python -m course.grading.instructor
 release: setup
-	$(BIN)/python -m course.grading --release $(if $(WEEK),--week $(WEEK))
+	$(INSTRUCTOR) release $(if $(WEEK),--week $(WEEK))
+
+# The instructor's steps (docs/instructors.md): WEEK=N is required.
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+.PHONY: to-students collect grade feedback return-feedback export student-edition
+to-students collect feedback export: setup
+	@test -n "$(WEEK)" || { echo "make $@: give the week, e.g. make $@ WEEK=5" >&2; exit 2; }
+	$(INSTRUCTOR) $@ --week $(WEEK) $(if $(DB_URL),--db-url $(DB_URL))
+grade: setup
+	@test -n "$(WEEK)" || { echo "make grade: give the week, e.g. make grade WEEK=5" >&2; exit 2; }
+	$(INSTRUCTOR) grade --week $(WEEK) --workers $(WORKERS) $(if $(DB_URL),--db-url $(DB_URL))
+return-feedback: setup
+	@test -n "$(WEEK)" || { echo "make return-feedback: give the week, e.g. make return-feedback WEEK=5" >&2; exit 2; }
+	$(INSTRUCTOR) return --week $(WEEK) $(if $(ANYWAY),--anyway) $(if $(DB_URL),--db-url $(DB_URL))
+student-edition: setup
+	@test -n "$(DEST)" || { echo "make student-edition: give a new folder, e.g. make student-edition DEST=../course-students" >&2; exit 2; }
+	$(BIN)/python -m course.grading.edition $(DEST)
 
 check: setup
 	@test -z "$(SUBMISSION)" -o -n "$(WEEK)" || { echo "make check: SUBMISSION needs WEEK, e.g. make check WEEK=5 SUBMISSION=dir" >&2; exit 2; }
@@ -78,5 +96,5 @@ lock: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts bench/results \
-		submitted autograded feedback gradebook.db
+		submitted autograded feedback gradebook.db grades grades.csv
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

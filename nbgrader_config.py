@@ -8,11 +8,21 @@
   gradebook, ``submitted/`` or ``autograded/``.
 """
 
+import os
+from pathlib import Path
+
 c = get_config()  # noqa: F821 - injected by traitlets when nbgrader loads this file
+HERE = Path(__file__).resolve().parent
 
 c.CourseDirectory.course_id = "crash-resume"  # used by the exchange (nbgrader collect)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "."
+
+# The exchange nbgrader release_assignment / collect / release_feedback use. Default:
+# exchange/ in this repository (git ignores it; `make exchange` creates it writable by
+# every user); a class on a shared machine or a JupyterHub sets COURSE_EXCHANGE to a
+# folder every account can reach, e.g. /srv/nbgrader/exchange.
+c.Exchange.root = os.environ.get("COURSE_EXCHANGE") or str(HERE / "exchange")
 
 # A cell that runs longer than this is stopped (the kernel is interrupted) and
 # graded as failed; the rest of the notebook still runs. The solution's slowest
@@ -35,6 +45,40 @@ c.ExecutePreprocessor.shutdown_kernel = "immediate"
 
 # Students sometimes delete a test cell; put it back before grading.
 c.OverwriteCells.add_missing_cells = True
+
+# nbgrader's autograde steps, with two of ours in place of nbgrader's own:
+# - RestoreCells: restores edited or deleted test cells exactly like OverwriteCells, but
+#   stays quiet about the hidden tests (every hidden-test cell "changed" by design) and
+#   names the student when a locked cell really was edited (course/grading/restore.py);
+# - GradingExecute: nbgrader's Execute plus a budget for the whole notebook (one loop in
+#   a helper that eight tests call costs the budget, not 8 x 30 s), and, when
+#   `make grade` runs as root, each kernel in a sandbox (course/grading/sandbox.py).
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "course.grading.restore.RestoreCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.autograde_preprocessors = [
+    "course.grading.sandbox.GradingExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+NOTEBOOK_BUDGET_S = 120
+c.GradingExecute.notebook_budget = NOTEBOOK_BUDGET_S
+
+# Feedback shows which hidden test failed and what it said, never its code, and never
+# the graders' rubric cells (course/grading/feedback.py).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "course.grading.feedback.HideHiddenTests",
+]
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

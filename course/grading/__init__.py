@@ -11,6 +11,15 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
 - :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
 - :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
   generate_assignment + autograde in a throwaway course folder.
+- :mod:`course.grading.instructor`: the instructor's steps (release and register,
+  exchange, collect, feedback, return, export); :mod:`course.grading.classgrade`:
+  ``make grade``, a class graded in parallel groups merged into one gradebook.
+- :mod:`course.grading.sandbox` / :mod:`course.grading.jail`: the notebook time budget
+  and the sandboxed kernel; :mod:`course.grading.restore`: quiet test-cell restore;
+  :mod:`course.grading.feedback`: feedback without hidden tests;
+  :mod:`course.grading.rubric`: rubrics for graders.
+- :mod:`course.grading.edition` / :mod:`course.grading.selfcheck`: the student edition
+  and its visible-tests-only ``make check``.
 """
 
 from course.grading.checks import (

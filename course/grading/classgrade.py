@@ -1,0 +1,284 @@
+"""``make grade WEEK=N``: grade a whole class in parallel, sandboxed, into one gradebook.
+
+Design (why it is safe with the gradebook): nbgrader grades serially and its SQLite
+gradebook takes one writer. So the class is split into ``workers`` groups; each
+group is graded by nbgrader's own ``autograde`` + ``generate_feedback`` in its OWN
+throwaway course folder (its own gradebook, built from the same ``solutions/weekN``)
+in a separate process. Only this process writes the repository's gradebook: it
+copies each student's scores and comments in (:func:`merge`), one transaction per
+student, after the groups finish. The repository's gradebook (SQLite by default,
+Postgres with ``--db-url``) is therefore touched by one writer, and a crash
+mid-grading leaves it as it was before.
+
+It promises:
+
+- every submission ``submitted/<student>/weekN/`` is graded; a folder that cannot
+  be (no notebook, invalid JSON) is reported and exported with a note, not skipped
+  silently, and does not stop the others;
+- each line printed names the student it is about; a progress bar on stderr;
+- kernels run sandboxed when root (:mod:`course.grading.sandbox`); the blocked
+  attempts are printed, prefixed with the student;
+- autograded notebooks go to ``autograded/`` (with rubric cells for graders),
+  feedback to ``feedback/``, the CSV to ``grades/weekN.csv``; nbgrader's chatter
+  goes to ``grades/weekN-log/`` and is never mixed into the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from course.grading.autograde import GradingError, check_request
+from course.grading.instructor import (
+    GRADES_DIR,
+    copy_tree,
+    course_config,
+    db_url_of,
+    ensure_registered,
+    export,
+    run_converter,
+    tools_on_path,
+)
+from course.grading.rubric import add_rubric_cells, read_rubric
+from course.grading.sandbox import availability, hidden_paths
+
+WORKER = """
+import json, sys
+from pathlib import Path
+from course.grading.classgrade import grade_group
+grade_group(json.loads(sys.argv[1]))
+"""
+
+
+def submissions(week: int, repo: Path) -> dict[str, Path]:
+    """``{student: folder}`` for every ``submitted/<student>/weekN/``."""
+    return {p.parent.name: p for p in sorted((Path(repo) / "submitted").glob(f"*/week{week}"))
+            if p.is_dir()}
+
+
+def split(students: list[str], groups: int) -> list[list[str]]:
+    """Round-robin groups (no empty ones)."""
+    groups = max(1, min(groups, len(students)))
+    return [students[i::groups] for i in range(groups)]
+
+
+def grade_group(job: dict) -> None:
+    """In a worker process: autograde + feedback for one group in its own course folder,
+    then write ``reports.json`` next to it."""
+    from course.grading.autograde import grade
+
+    tools_on_path()
+    course = Path(job["course"])
+    reports = grade(job["week"], {s: Path(f) for s, f in job["folders"].items()},
+                    repo=Path(job["repo"]), keep=course, timeout_s=job.get("timeout_s"))
+    config = course_config(Path(job["repo"]))
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
+    run_converter("generate_feedback", config, f"week{job['week']}")
+    (course.parent / "reports.json").write_text(json.dumps({
+        name: {"summary": r.summary(), "earned": r.earned, "total": r.total,
+               "kernel_died": r.kernel_died, "stopped": r.stopped,
+               "failed": [[t.grade_id, t.message] for t in r.failed()]}
+        for name, r in reports.items()}))
+
+
+def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str) -> None:
+    """Copy each student's scores, comments and timestamp from a group's gradebook into the
+    repository's, and its autograded notebooks and feedback into the repository."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    assignment = f"week{week}"
+    rubric = read_rubric(repo, week)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as src, Gradebook(db_url) as dst:
+        for student in students:
+            try:
+                done = src.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            dst.update_or_create_student(student)
+            with contextlib.suppress(MissingEntry):
+                dst.remove_submission(assignment, student)
+            stamp = repo / "submitted" / student / assignment / "timestamp.txt"
+            kwargs = {"timestamp": stamp.read_text().strip()} if stamp.is_file() else {}
+            dst.add_submission(assignment, student, **kwargs)
+            for nb in done.notebooks:
+                for grade in nb.grades:
+                    mine = dst.find_grade(grade.name, nb.name, assignment, student)
+                    mine.auto_score, mine.manual_score = grade.auto_score, grade.manual_score
+                    mine.needs_manual_grade = grade.needs_manual_grade
+                for comment in nb.comments:
+                    mine = dst.find_comment(comment.name, nb.name, assignment, student)
+                    mine.auto_comment = comment.auto_comment
+            dst.db.commit()
+            for folder in ("autograded", "feedback"):
+                source = course / folder / student / assignment
+                if source.is_dir():
+                    copy_tree(source, repo / folder / student / assignment)
+            _copy_submission_files(repo / "submitted" / student / assignment,
+                                   [repo / folder / student / assignment
+                                    for folder in ("autograded", "feedback")])
+            for notebook in (repo / "autograded" / student / assignment).glob("*.ipynb"):
+                add_rubric_cells(notebook, rubric)
+
+
+def _copy_submission_files(submitted: Path, targets: list[Path]) -> None:
+    """Put the submission's own files (``timestamp.txt``, nbgrader's ``submission_secret.txt``)
+    next to its autograded notebook and its feedback, as nbgrader's autograde does:
+    ``release_feedback`` needs them."""
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        for target in targets:
+            if (submitted / name).is_file() and target.is_dir():
+                shutil.copy2(submitted / name, target / name)
+
+
+class Progress:
+    """A one-line progress bar on stderr, redrawn as students finish."""
+
+    def __init__(self, total: int, week: int):
+        self.total, self.done, self.week, self.start = total, 0, week, time.monotonic()
+
+    def step(self, student: str) -> None:
+        self.done += 1
+        filled = round(20 * self.done / self.total)
+        elapsed = time.monotonic() - self.start
+        sys.stderr.write(f"\rweek{self.week} [{'#' * filled}{'.' * (20 - filled)}] "
+                         f"{self.done}/{self.total} {elapsed:5.0f} s  last: {student:<20}")
+        if self.done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None = None,
+                sandbox: str = "auto", timeout_s: int | None = None) -> int:
+    """Grade every submission of ``weekN`` (module docstring); 0, or 2 when nothing could be
+    graded or a group's nbgrader run failed (its students are in the CSV with a note)."""
+    tools_on_path()
+    repo, url = Path(repo).resolve(), db_url_of(repo, db_url)
+    everyone = submissions(week, repo)
+    if not everyone:
+        print(f"make grade: no submissions in submitted/*/week{week}/ (run `make collect "
+              f"WEEK={week}` or copy each student's folder there)", file=sys.stderr)
+        return 2
+    if ensure_registered(week, repo, url):
+        print(f"week{week} registered in the gradebook (it was missing or out of date)")
+    notes, gradable = {}, {}
+    for student, folder in everyone.items():
+        try:
+            check_request(week, [folder], repo=repo)
+            gradable[student] = folder
+        except GradingError as error:
+            notes[student] = f"not graded: {error}"
+            print(f"{student}: NOT GRADED: {error}")
+    env = _worker_env(repo, sandbox)
+    logs = repo / GRADES_DIR / f"week{week}-log"
+    logs.mkdir(parents=True, exist_ok=True)
+    groups = split(sorted(gradable), workers or os.cpu_count() or 1) if gradable else []
+    print(f"grading {len(gradable)} submission(s) of week{week} with {len(groups)} worker(s); "
+          f"sandbox: {(env.get('COURSE_GRADING_SANDBOX') == '1' and 'on') or 'off'}", flush=True)
+    failed = False
+    with tempfile.TemporaryDirectory(prefix=f"class-week{week}-") as tmp:
+        jobs = []
+        for i, group in enumerate(groups):
+            place = Path(tmp) / f"group{i}"
+            place.mkdir()
+            job = {"week": week, "repo": str(repo), "course": str(place / "course"),
+                   "folders": {s: str(gradable[s]) for s in group}, "timeout_s": timeout_s}
+            log = open(logs / f"group{i}.log", "w")  # noqa: SIM115 - closed below
+            genv = {**env, "COURSE_GRADING_NOTES": str(place / "notes.log")}
+            jobs.append((place, group, log, subprocess.Popen(
+                [sys.executable, "-c", WORKER, json.dumps(job)], cwd=repo, env=genv,
+                stdout=log, stderr=subprocess.STDOUT)))
+        _wait(jobs, week, Progress(len(gradable), week) if gradable else None)
+        for place, group, log, _job in jobs:
+            log.close()
+            reports = json.loads((place / "reports.json").read_text()) \
+                if (place / "reports.json").is_file() else {}
+            blocked = (place / "notes.log").read_text().splitlines() \
+                if (place / "notes.log").is_file() else []
+            if not reports:
+                failed = True
+                for student in group:
+                    notes[student] = f"grading failed (see {GRADES_DIR}/week{week}-log/)"
+                    print(f"{student}: GRADING FAILED: nbgrader stopped for this group; "
+                          f"see {logs.relative_to(repo)}/{Path(log.name).name}")
+                continue
+            merge(place / "course", group, week, repo, url)
+            for student in group:
+                notes[student] = _describe(student, reports.get(student), blocked)
+    path = export(week, repo, url, notes)
+    print(f"wrote {path.relative_to(repo)} (autograded points, written answers still to grade, "
+          "submission time); feedback in feedback/<student>/"
+          f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
+    return 0 if gradable and not failed else 2
+
+
+def _worker_env(repo: Path, sandbox: str) -> dict[str, str]:
+    env = tools_on_path(dict(os.environ))
+    problem = availability()
+    if sandbox == "on" and problem:
+        raise GradingError(f"--sandbox on, but {problem}")
+    if sandbox == "on" or (sandbox == "auto" and not problem):
+        env["COURSE_GRADING_SANDBOX"] = "1"
+        env["COURSE_SANDBOX_HIDE"] = os.pathsep.join(hidden_paths(repo))
+    else:
+        env.pop("COURSE_GRADING_SANDBOX", None)
+        if sandbox == "auto":
+            print(f"sandbox: off ({problem})", flush=True)
+    return env
+
+
+def _wait(jobs: list, week: int, progress: Progress | None) -> None:
+    """Wait for the groups, advancing the bar as autograded notebooks appear."""
+    seen: set[str] = set()
+    while True:
+        running = [job for *_, job in jobs if job.poll() is None]
+        for place, group, _log, _job in jobs:
+            for student in group:
+                graded = place / "course" / "autograded" / student / f"week{week}"
+                if student not in seen and graded.is_dir() and any(graded.glob("*.ipynb")):
+                    seen.add(student)
+                    if progress:
+                        progress.step(student)
+        if not running:
+            break
+        time.sleep(0.3)
+    for _place, group, _log, _job in jobs:  # students whose notebook never appeared
+        for student in group:
+            if student not in seen and progress:
+                seen.add(student)
+                progress.step(student)
+
+
+def _describe(student: str, report: dict | None, blocked: list[str]) -> str:
+    """Print the student's result lines; the CSV note."""
+    if report is None:
+        print(f"{student}: no result (the notebook was not graded)")
+        return "no result"
+    notes = []
+    print(f"{student}: {report['summary']} autograded")
+    if report["kernel_died"]:
+        notes.append("kernel died")
+        print(f"{student}: the kernel died while grading (os._exit, a killed process or "
+              "out of memory); nothing after that could be scored")
+    for where in report["stopped"]:
+        print(f"{student}: stopped by the time limit: {where}")
+    if report["stopped"]:
+        notes.append(f"{len(report['stopped'])} cell(s) stopped by the time limit")
+    for grade_id, message in report["failed"]:
+        print(f"{student}: failed {grade_id}: {message[:160]}")
+    mine = list(dict.fromkeys(line for line in blocked if line.startswith(f"{student}: ")))
+    for line in mine:
+        print(line)
+    stopped = [line for line in mine if " sandbox blocked" in line]
+    if stopped:
+        notes.append(f"sandbox blocked {len(stopped)} attempt(s)")
+    if len(stopped) < len(mine):
+        notes.append("test cells edited or deleted (put back)")
+    return "; ".join(notes)

@@ -1,0 +1,84 @@
+"""``python -m course.grading.selfcheck --week N``: run a notebook's visible tests only.
+
+What the student edition's ``make check`` runs (that edition has no ``solutions/``, so
+nbgrader's hidden tests cannot run there). It promises:
+
+- the notebook (``weekN/weekN.ipynb``, or ``--notebook PATH``) runs top to bottom in a
+  fresh kernel, as saved on disk; the file is only read;
+- every test cell is listed: ``ok`` or ``FAIL`` with the test's last error line, or
+  ``hidden`` for a cell whose tests are all hidden (run by the instructor);
+- the last line is ``weekN: visible tests passed a/b``; it never claims a score, because
+  hidden tests decide the points; exit status 0 when it ran, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def is_hidden_only(source: str) -> bool:
+    """A released test cell whose code was all hidden tests (only comments remain)."""
+    return not [line for line in source.splitlines()
+                if line.strip() and not line.strip().startswith("#")]
+
+
+def check(notebook: Path, timeout_s: int = 120) -> tuple[list[str], int, int]:
+    """(report lines, visible tests passed, visible tests) for one notebook."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    NotebookClient(nb, timeout=timeout_s, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(notebook.parent)}}).execute()
+    lines, passed, visible = [], 0, 0
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("grade") or meta.get("solution"):
+            continue
+        name = meta.get("grade_id", "?")
+        if is_hidden_only(cell.source):
+            lines.append(f"  hidden  {name} (run by your instructor)")
+            continue
+        visible += 1
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        if errors:
+            lines.append(f"  FAIL    {name}: {errors[-1].get('ename')}: "
+                         f"{str(errors[-1].get('evalue', ''))[:160]}")
+        else:
+            passed += 1
+            lines.append(f"  ok      {name}")
+    return lines, passed, visible
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course.grading.selfcheck",
+                                     description="Run a week's visible tests.")
+    parser.add_argument("--week", type=int, required=True)
+    parser.add_argument("--notebook", type=Path, help="default: weekN/weekN.ipynb")
+    args = parser.parse_args(argv)
+    notebook = args.notebook or REPO / f"week{args.week}" / f"week{args.week}.ipynb"
+    if not notebook.is_file():
+        print(f"make check: {notebook} does not exist", file=sys.stderr)
+        return 2
+    try:
+        nbformat.read(notebook, as_version=4)
+    except Exception as error:  # JSON or schema: one line, nothing run
+        print(f"make check: {notebook} is not a readable notebook ({type(error).__name__}); "
+              "restore it from a checkpoint (File > Revert Notebook to Checkpoint)",
+              file=sys.stderr)
+        return 2
+    print(f"running {notebook} (as saved) in a fresh kernel: visible tests only; "
+          "hidden tests, which decide your points, are run by your instructor", flush=True)
+    lines, passed, visible = check(notebook)
+    print("\n".join(lines))
+    print(f"week{args.week}: visible tests passed {passed}/{visible}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""A class of week 5 submissions for the instructor's tests: honest, wrong and hostile.
+
+:func:`build_course` makes a course folder the way an instructor's clone has it
+(``nbgrader_config.py``, ``solutions/``, ``rubrics/``); :func:`build_class` fills
+``submitted/<student>/week5/`` and returns what each student did.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = REPO / "solutions" / "week5" / "week5.ipynb"
+RELEASE = REPO / "week5" / "week5.ipynb"
+
+CHEAT = '''import course, glob, pathlib, sqlite3
+root = pathlib.Path(course.__file__).resolve().parents[1]
+stolen = []
+for where in [root / "solutions/week5/week5.ipynb", COURSE / "solutions/week5/week5.ipynb"]:
+    try:
+        stolen.append(where.read_text())
+    except OSError as error:
+        print("no luck:", error)
+try:
+    db = sqlite3.connect(COURSE / "gradebook.db")
+    db.execute("update grade set auto_score = 99"); db.commit()
+except Exception as error:
+    print("no luck:", error)
+for text in stolen:  # run the instructor's solution cells, if we got them
+    import json
+    for cell in json.loads(text)["cells"]:
+        if "BEGIN SOLUTION" in "".join(cell["source"]):
+            exec("".join(cell["source"]))
+'''
+OUTSIDE = '''for target in [COURSE / "planted.txt", "/etc/planted.txt", "/root/planted.txt"]:
+    try:
+        open(target, "w").write("I was here")
+    except OSError as error:
+        print("no luck:", error)
+'''
+
+
+def build_course(target: Path) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(REPO / "nbgrader_config.py", target / "nbgrader_config.py")
+    for folder in ("solutions", "rubrics"):
+        shutil.copytree(REPO / folder, target / folder)
+    return target
+
+
+def _nb(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def _by_id(nb, grade_id: str) -> int:
+    return next(i for i, c in enumerate(nb.cells)
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _submit(course: Path, student: str, nb=None, raw: str | None = None) -> None:
+    folder = course / "submitted" / student / "week5"
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text("2026-12-01 09:00:00.000000 UTC")
+    if raw is not None:
+        (folder / "week5.ipynb").write_text(raw)
+    else:
+        nbformat.write(nb, folder / "week5.ipynb")
+
+
+def build_class(course: Path) -> dict[str, str]:
+    """Every student of the test class, with what their submission does."""
+    solution, blank = _nb(SOURCE), _nb(RELEASE)
+    students = {}
+
+    def submit(name: str, what: str, nb=None, raw=None):
+        _submit(course, name, nb, raw)
+        students[name] = what
+
+    submit("alice", "the solution", solution)
+    submit("bob", "the blank release", blank)
+    half = _nb(SOURCE)
+    for grade_id in ("ex5_guarded", "ex6_outbox", "ex7_graph"):
+        half.cells[_by_id(half, grade_id)] = blank.cells[_by_id(blank, grade_id)]
+    submit("carol", "exercises 1-4 done, 5-7 not", half)
+    wrong = _nb(SOURCE)
+    cell = wrong.cells[_by_id(wrong, "ex2_charge")]
+    cell.source += "\n\nimport uuid\n_old_key = charge_key\ndef charge_key(state):\n" \
+                   "    return _old_key(state) + uuid.uuid4().hex[:6]\n"
+    submit("dave", "a charge key with randomness in it", wrong)
+    looping = _nb(SOURCE)
+    cell = looping.cells[_by_id(looping, "ex2_charge")]
+    cell.source += "\n\ndef charge_key(state):\n    while True:\n        pass\n"
+    submit("erin", "charge_key (called by many tests) loops forever", looping)
+    broken = _nb(SOURCE)
+    broken.cells[_by_id(broken, "ex1_answer")].source = "WRITES = {'refund': False,"
+    submit("frank", "a syntax error in exercise 1", broken)
+    deleted = _nb(SOURCE)
+    del deleted.cells[_by_id(deleted, "ex1_hidden")]
+    del deleted.cells[_by_id(deleted, "ex1_shape")]
+    submit("grace", "the solution with exercise 1's test cells deleted", deleted)
+    edited = _nb(RELEASE)
+    edited.cells[_by_id(edited, "ex1_shape")].source = "# Exercise 1\npass"
+    edited.cells[_by_id(edited, "ex2_test_resume_does_not_double_charge")].source = "pass"
+    submit("heidi", "the blank release with two test cells emptied", edited)
+    exits = _nb(SOURCE)
+    exits.cells.insert(_by_id(exits, "ex1_flow"), nbformat.v4.new_code_cell(
+        "import sys\nsys.exit('bye')"))
+    submit("ivan", "the solution with sys.exit() in a cell", exits)
+    dies = _nb(RELEASE)
+    dies.cells.insert(2, nbformat.v4.new_code_cell("import os\nos._exit(3)"))
+    submit("judy", "os._exit() kills the kernel", dies)
+    submit("kim", "a notebook that is not valid JSON", raw='{"cells": [oops')
+    course_line = f"import pathlib\nCOURSE = pathlib.Path({str(course)!r})\n"
+    cheat = _nb(RELEASE)
+    cheat.cells.insert(1, nbformat.v4.new_code_cell(course_line + CHEAT))
+    submit("mallory", "reads the solutions and edits the gradebook", cheat)
+    outside = _nb(RELEASE)
+    outside.cells.insert(1, nbformat.v4.new_code_cell(course_line + OUTSIDE))
+    submit("niaj", "writes outside its folder", outside)
+    return students

@@ -1,0 +1,117 @@
+"""``make grade WEEK=5`` on a class: honest, wrong and hostile submissions, graded in
+parallel (two workers), sandboxed when root, into one gradebook; checked row by row."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+
+import pytest
+from classroom_fixtures import build_class, build_course
+
+from course.grading.instructor import in_sync
+
+pytestmark = pytest.mark.slow
+SANDBOXED = os.geteuid() == 0
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = build_course(tmp_path_factory.mktemp("class") / "course")
+    students = build_class(course)
+    env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": "60"}
+    done = subprocess.run(
+        [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
+         "--workers", "2", "--timeout", "10", "--repo", str(course)],
+        capture_output=True, text=True, env=env, timeout=1500)
+    with open(course / "grades" / "week5.csv") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    return course, students, done, rows
+
+
+def points(rows, student) -> float:
+    return float(rows[student]["autograded"])
+
+
+def test_every_submission_has_a_row_and_the_class_is_registered(graded):
+    course, students, done, rows = graded
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert set(rows) == set(students)
+    assert in_sync(course, 5)
+    assert all(rows[s]["autograded_max"] == "52" for s in students)
+
+
+def test_honest_work_gets_what_it_earned(graded):
+    _, _, _, rows = graded
+    assert points(rows, "alice") == 52
+    assert points(rows, "bob") == 0
+    assert 0 < points(rows, "carol") < 52  # exercises 1-4 only
+    assert points(rows, "dave") < 52  # a random key: the hidden tests catch it
+    assert rows["alice"]["submitted_at"] == "2026-12-01 09:00:00"
+
+
+def test_written_answers_wait_for_a_person_and_are_not_zero(graded):
+    _, _, _, rows = graded
+    for row in rows.values():
+        if row["note"].startswith("not graded"):
+            continue
+        assert row["manual"] == "" and row["manual_state"] == "not yet graded", row
+        assert row["manual_max"] == "6" and row["total_max"] == "58"
+
+
+def test_a_loop_costs_the_loop_and_the_rest_is_still_graded(graded):
+    _, _, done, rows = graded
+    assert 0 < points(rows, "erin") < 52
+    assert "time limit" in rows["erin"]["note"]
+    assert any(line.startswith("erin: stopped by the time limit") for line in
+               done.stdout.splitlines())
+
+
+def test_broken_and_tampered_notebooks_are_graded_without_gifts(graded):
+    _, _, done, rows = graded
+    assert 0 < points(rows, "frank") < 52  # syntax error in exercise 1 only
+    assert points(rows, "grace") == 52  # deleted test cells were put back and passed
+    assert points(rows, "heidi") == 0  # emptied test cells were put back and failed
+    assert points(rows, "ivan") == 52  # sys.exit() is an error in one cell, not the end
+    assert points(rows, "judy") == 0 and "kernel died" in rows["judy"]["note"]
+    assert rows["kim"]["note"].startswith("not graded") and "not a readable notebook" in \
+        rows["kim"]["note"]
+    restored = [line for line in done.stdout.splitlines() if "put back" in line]
+    assert "heidi: the locked cell ex1_shape was edited; the original was put back" in restored
+    assert not [line for line in restored if line.startswith("alice")]  # hidden tests differ
+    assert "put back" in rows["heidi"]["note"]  # by design: no line for them
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="the sandbox needs root (CI runs as root)")
+def test_the_cheater_gains_nothing_and_is_logged(graded):
+    course, _, done, rows = graded
+    assert points(rows, "mallory") == points(rows, "bob") == 0
+    assert "sandbox blocked" in rows["mallory"]["note"]
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("mallory: sandbox blocked: tried to read")
+               and "solutions/week5/week5.ipynb" in line for line in lines), lines
+    assert any(line.startswith("mallory: sandbox blocked") and "gradebook.db" in line
+               for line in lines)
+    assert not (course / "planted.txt").exists() and not os.path.exists("/etc/planted.txt")
+    assert "sandbox blocked" in rows["niaj"]["note"]
+
+
+def test_every_line_about_a_student_names_them(graded):
+    _, students, done, _ = graded
+    general = ("grading ", "wrote ", "week5 registered", "sandbox: off")
+    for line in done.stdout.splitlines():
+        if not line.startswith(general):
+            assert line.split(":")[0] in students, line
+
+
+def test_feedback_names_failed_hidden_tests_but_never_shows_them(graded):
+    course, _, _, _ = graded
+    html = (course / "feedback" / "bob" / "week5" / "week5.html").read_text()
+    assert "BEGIN HIDDEN TESTS" not in html and "_problems" not in html
+    assert "hidden tests ran here" in html
+    assert "NotImplementedError" in html
+    assert "Rubric for graders" not in html
+    autograded = (course / "autograded" / "bob" / "week5" / "week5.ipynb").read_text()
+    assert autograded.count("Rubric for graders") == 3

@@ -1,0 +1,121 @@
+"""docs/instructors.md and the README's instructor section match the code: every ``make``
+target they name exists, the README's commands are the guide's, and (slow) the guide's
+``bash`` blocks run literally, in order, on a fresh copy of the repository."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+GUIDE = REPO / "docs" / "instructors.md"
+STUDENT_MARK = "*As a student*"
+
+
+def blocks(text: str) -> list[tuple[bool, list[str]]]:
+    """``(run as a student?, command lines)`` for every bash block, in order; a block is
+    a student's when the paragraph before it starts with *As a student*."""
+    found = []
+    for match in re.finditer(r"```bash\n(.*?)```", text, re.S):
+        before = text[:match.start()].rstrip().split("\n\n")[-1]
+        lines = [ln for ln in match.group(1).splitlines() if ln.strip()]
+        found.append((before.lstrip().startswith(STUDENT_MARK), lines))
+    return found
+
+
+def readme_instructor_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## For instructors"):]
+    section = section[:section.index("\n## ", 4)]
+    return [line for _, lines in blocks(section) for line in lines]
+
+
+def make_targets() -> set[str]:
+    targets = set()
+    for line in (REPO / "Makefile").read_text().splitlines():
+        match = re.match(r"^([a-z][a-z -]*):(?!=)", line) or re.match(
+            r"^\.PHONY:(.*)", line)
+        if match:
+            targets.update(match.group(1).split())
+    return targets
+
+
+def test_every_make_command_in_the_docs_exists():
+    text = GUIDE.read_text() + (REPO / "README.md").read_text()
+    named = set(re.findall(r"(?:`|^)make ([a-z][a-z-]*)", text, re.M))
+    assert named - make_targets() == set()
+
+
+def test_the_readme_gives_the_guides_commands():
+    guide = {line.split(" ANYWAY")[0] for _, lines in blocks(GUIDE.read_text())
+             for line in lines}
+    readme = readme_instructor_commands()
+    assert readme and set(readme) <= guide, set(readme) - guide
+
+
+def test_git_ignores_every_grading_artefact():
+    names = ["gradebook.db", "grades.csv", "grades/week5.csv", "submitted/a/week5/x.ipynb",
+             "autograded/a/week5/x.ipynb", "feedback/a/week5/x.html", "exchange/x"]
+    done = subprocess.run(["git", "check-ignore", *names], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.stdout.split() == names
+
+
+def fresh_clone(target: Path) -> Path:
+    """The git-tracked files (a fresh clone), with a ``.venv`` that is this interpreter's
+    environment seen from the clone (``make setup`` has nothing left to do)."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (REPO / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target / name)
+    venv, shared = target / ".venv", Path(sys.prefix)
+    (venv / "bin").mkdir(parents=True)
+    for item in (shared / "bin").iterdir():
+        (venv / "bin" / item.name).symlink_to(item)
+    for name in ("lib", "lib64", "include", "share", "etc"):
+        if (shared / name).exists():
+            (venv / name).symlink_to(shared / name)
+    shutil.copy2(shared / "pyvenv.cfg", venv / "pyvenv.cfg")
+    (venv / ".installed").touch()
+    return target
+
+
+@pytest.mark.slow
+def test_the_guides_commands_run_literally_on_a_fresh_clone(tmp_path):
+    clone = fresh_clone(tmp_path / "clone")
+    exchange, home = tmp_path / "exchange", tmp_path / "ada"
+    home.mkdir()
+    (home / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.course_id = 'crash-resume'\n"
+        f"c.Exchange.root = {str(exchange)!r}\n")
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("COURSE_", "VIRTUAL_ENV", "PYTHONPATH"))}
+    teacher = {**base, "COURSE_EXCHANGE": str(exchange), "PYTHONPATH": str(clone)}
+    student = {**base, "HOME": str(home), "USER": "ada", "LOGNAME": "ada",
+               "PATH": f"{clone / '.venv' / 'bin'}{os.pathsep}{base['PATH']}"}
+    ran = []
+    for as_student, lines in blocks(GUIDE.read_text()):
+        for line in lines:
+            if line.lstrip().startswith("#"):
+                continue
+            done = subprocess.run(["bash", "-c", line], cwd=home if as_student else clone,
+                                  env=student if as_student else teacher,
+                                  capture_output=True, text=True, timeout=1200)
+            assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            ran.append(line)
+    assert "make grade WEEK=5" in ran and "nbgrader fetch_feedback week5" in ran
+    rows = (clone / "grades" / "week5.csv").read_text().splitlines()
+    student_id = pwd.getpwuid(os.getuid()).pw_name  # nbgrader names it after the login
+    assert rows[1].startswith(f"{student_id},") and len(rows) == 2
+    assert list((home / "week5" / "feedback").glob("*/week5.html"))
+    edition = tmp_path / "crash-course-students"
+    assert (edition / "week5" / "week5.ipynb").is_file() and not (edition / "solutions").exists()

@@ -1,0 +1,155 @@
+"""The pieces of the instructor's path that need no nbgrader run: feedback without hidden
+tests, rubrics, the CSV's "not yet graded", the time budget and the sandbox (a real kernel)."""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from course.grading import rubric
+from course.grading.autograde import weeks_with_notebooks
+from course.grading.classgrade import split
+from course.grading.feedback import BEGIN, HideHiddenTests
+from course.grading.instructor import HEADER, Row
+from course.grading.sandbox import (
+    GradingExecute,
+    SandboxedKernelManager,
+    availability,
+    git_dirs,
+    student_of,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _cell(source: str, **meta) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata.update(meta)
+    return cell
+
+
+def test_feedback_keeps_the_message_and_drops_hidden_code_tracebacks_and_rubrics():
+    test = _cell("assert visible_ok()\n### BEGIN HIDDEN TESTS\nassert secret_answer == 42\n"
+                 "### END HIDDEN TESTS\n")
+    test.outputs = [nbformat.v4.new_output(
+        "error", ename="AssertionError", evalue="refund has no key",
+        traceback=["----> 3 assert secret_answer == 42", "AssertionError: refund has no key"])]
+    note = nbformat.v4.new_markdown_cell("**Rubric for graders** model answer")
+    note.metadata["course"] = {"rubric": True}
+    nb = nbformat.v4.new_notebook(cells=[test, note])
+    out, _ = HideHiddenTests().preprocess(nb, {})
+    assert len(out.cells) == 1
+    assert "secret_answer" not in out.cells[0].source and BEGIN not in out.cells[0].source
+    assert "assert visible_ok()" in out.cells[0].source
+    assert out.cells[0].outputs[0].traceback == ["AssertionError: refund has no key"]
+
+
+@pytest.mark.parametrize("week", weeks_with_notebooks(REPO))
+def test_every_written_answer_has_a_rubric(week):
+    assert rubric.missing_rubrics(REPO, week) == [], f"add sections to rubrics/week{week}.md"
+
+
+def test_rubric_cells_go_after_their_answer_once(tmp_path):
+    source = REPO / "solutions" / "week5" / "week5.ipynb"
+    target = tmp_path / "week5.ipynb"
+    target.write_bytes(source.read_bytes())
+    text = rubric.read_rubric(REPO, 5)
+    assert rubric.add_rubric_cells(target, text) == len(text) == 3
+    assert rubric.add_rubric_cells(target, text) == 0
+    cells = nbformat.read(target, as_version=4).cells
+    for i, cell in enumerate(cells):
+        if rubric.is_rubric_cell(cell):
+            assert cells[i - 1].metadata["nbgrader"]["solution"], "a rubric follows its answer"
+
+
+def test_the_csv_tells_not_yet_graded_from_zero():
+    waiting = Row("ada", "2026-12-01 04:00:00", 52, 52, None, 6)
+    zero = Row("bo", "", 52, 52, 0.0, 6)
+    assert dict(zip(HEADER, waiting.cells(), strict=True))["manual"] == ""
+    assert dict(zip(HEADER, waiting.cells(), strict=True))["manual_state"] == "not yet graded"
+    assert dict(zip(HEADER, zero.cells(), strict=True))["manual"] == "0"
+    assert dict(zip(HEADER, zero.cells(), strict=True))["manual_state"] == "graded"
+
+
+def test_groups_share_the_class_without_empty_groups():
+    assert split(["a", "b", "c"], 2) == [["a", "c"], ["b"]]
+    assert split(["a"], 8) == [["a"]]
+    assert student_of("/x/course/autograded/ada/week5") == "ada"
+
+
+def test_the_notebook_budget_stops_every_later_cell_quickly(tmp_path):
+    loops = [nbformat.v4.new_code_cell("while True: pass") for _ in range(3)]
+    nb = nbformat.v4.new_notebook(cells=[*loops, nbformat.v4.new_code_cell("print('ran')")])
+    run = GradingExecute(timeout=60, notebook_budget=3, allow_errors=True,
+                         interrupt_on_timeout=True)
+    run.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    last = [[o for o in c.outputs if o.output_type == "error"][-1] for c in nb.cells[:3]]
+    assert all(o.ename == "CellTimeoutError" for o in last), last
+    assert all("budget" in o.evalue for o in last[1:]), last
+    assert nb.cells[3].outputs[0].text == "ran\n"
+
+
+SNOOP = """
+import os, pathlib, socket, course
+repo = pathlib.Path(course.__file__).resolve().parents[1]
+seen = {}
+for name in ["solutions/week5/week5.ipynb", "gradebook.db", "submitted"]:
+    try:
+        p = repo / name
+        seen[name] = sorted(os.listdir(p)) if p.is_dir() else len(p.read_bytes())
+    except OSError as error:
+        seen[name] = type(error).__name__
+for target in [repo / "planted.txt", pathlib.Path("mine.txt")]:
+    try:
+        target.write_text("x"); seen[target.name] = "written"
+    except OSError as error:
+        seen[target.name] = type(error).__name__
+try:
+    socket.create_connection(("127.0.0.1", 22), timeout=1); seen["net"] = "connected"
+except OSError as error:
+    seen["net"] = type(error).__name__
+seen["uid"] = os.getuid()
+seen["git"] = [sorted(os.listdir(p)) for p in GITDIRS if os.path.isdir(p)]
+try:
+    seen["views"] = os.listdir("/run/course-grading/.views")
+except OSError as error:
+    seen["views"] = type(error).__name__
+print(seen)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox drops privileges: it needs root")
+def test_a_sandboxed_kernel_sees_no_solutions_cannot_write_and_has_no_network(tmp_path,
+                                                                             monkeypatch):
+    log = tmp_path / "sandbox.log"
+    monkeypatch.setenv("COURSE_GRADING_NOTES", str(log))
+    assert availability() == ""
+    where = tmp_path / "autograded" / "mallory" / "week5"
+    where.mkdir(parents=True)
+    gitdirs = [str(p) for p in git_dirs(REPO)]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f"GITDIRS = {gitdirs!r}\n{SNOOP}")])
+    NotebookClient(nb, kernel_manager_class=SandboxedKernelManager, timeout=60,
+                   resources={"metadata": {"path": str(where)}}).execute()
+    seen = ast.literal_eval(nb.cells[0].outputs[0].text)
+    assert seen["solutions/week5/week5.ipynb"] == "FileNotFoundError"
+    assert seen["gradebook.db"] in ("FileNotFoundError", 0) and seen["submitted"] in (
+        [], "FileNotFoundError")
+    assert seen["planted.txt"] == "OSError" and not (REPO / "planted.txt").exists()
+    assert seen["mine.txt"] == "written" and seen["net"] == "OSError" and seen["uid"] != 0
+    assert all(listing == [] for listing in seen["git"])  # a worktree's history is hidden too
+    assert seen["views"] in ([], "PermissionError", "FileNotFoundError")
+    lines = log.read_text().splitlines()
+    assert any(line.startswith("mallory: sandbox blocked: tried to read")
+               and "solutions/week5/week5.ipynb" in line for line in lines), lines
+    assert any("planted.txt" in line for line in lines), lines
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="as root the sandbox is available")
+def test_a_normal_user_is_told_what_isolation_there_is():
+    assert "not root" in availability() and "time budget" in availability()

@@ -1,0 +1,68 @@
+"""``make student-edition DEST=dir``: no solutions, no hidden tests, and a self-check that
+runs there (visible tests only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course.grading.autograde import GradingError
+from course.grading.edition import leaks, solution_blocks, write_edition
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    return write_edition(tmp_path_factory.mktemp("edition") / "students")
+
+
+def test_the_edition_has_the_package_and_the_releases_only(edition):
+    names = {p.name for p in edition.iterdir()}
+    assert {"course", "week5", "README.md", "Makefile", "pyproject.toml"} <= names
+    assert not names & {"solutions", "rubrics", "tests", "bench", "docs", ".git", "scripts"}
+
+
+def test_no_hidden_test_and_no_solution_anywhere_in_it(edition):
+    hits = subprocess.run(["grep", "-rlE", "### (BEGIN|END) (HIDDEN TESTS|SOLUTION)", str(edition)],
+                          capture_output=True, text=True).stdout
+    assert hits == ""
+    assert solution_blocks(REPO), "the search must know what the solutions look like"
+    assert leaks(edition) == []
+
+
+def test_the_search_finds_a_solution_planted_in_a_folder(tmp_path):
+    shutil.copy(REPO / "solutions" / "week5" / "week5.ipynb", tmp_path / "copied.ipynb")
+    (tmp_path / "pasted.py").write_text("\n".join(solution_blocks(REPO)[0].splitlines()))
+    found = leaks(tmp_path)
+    assert any(f.startswith("copied.ipynb") for f in found)
+    assert any(f.startswith("pasted.py: solution") for f in found)
+
+
+def test_it_refuses_a_folder_that_is_not_empty_and_writes_nothing(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(GradingError, match="not empty"):
+        write_edition(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.slow
+def test_its_self_check_runs_there_on_visible_tests_only(edition):
+    env = {**os.environ, "PYTHONPATH": str(edition)}
+    command = [sys.executable, "-m", "course.grading.selfcheck", "--week", "5"]
+    blank = subprocess.run(command, cwd=edition, env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert blank.returncode == 0, blank.stderr[-2000:]
+    assert "hidden tests, which decide your points, are run by your instructor" in blank.stdout
+    last = blank.stdout.strip().splitlines()[-1]
+    assert last.startswith("week5: visible tests passed 0/")
+    total = last.split("/")[-1]
+    solved = subprocess.run([*command, "--notebook", str(REPO / "solutions/week5/week5.ipynb")],
+                            cwd=edition, env=env, capture_output=True, text=True, timeout=600)
+    passed, tests = solved.stdout.strip().splitlines()[-1].split()[-1].split("/")
+    assert passed == tests and int(tests) >= int(total)  # the solution passes its every test
