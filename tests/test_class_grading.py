@@ -10,8 +10,11 @@ import sys
 
 import pytest
 from classroom_fixtures import build_class, build_course
+from weeks import REPO, autograded_points
 
 from course.grading.instructor import in_sync
+
+FULL = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
 
 pytestmark = pytest.mark.slow
 SANDBOXED = os.geteuid() == 0
@@ -40,15 +43,15 @@ def test_every_submission_has_a_row_and_the_class_is_registered(graded):
     assert done.returncode == 0, done.stderr[-3000:]
     assert set(rows) == set(students)
     assert in_sync(course, 5)
-    assert all(rows[s]["autograded_max"] == "52" for s in students)
+    assert all(rows[s]["autograded_max"] == str(FULL) for s in students)
 
 
 def test_honest_work_gets_what_it_earned(graded):
     _, _, _, rows = graded
-    assert points(rows, "alice") == 52
+    assert points(rows, "alice") == FULL
     assert points(rows, "bob") == 0
-    assert 0 < points(rows, "carol") < 52  # exercises 1-4 only
-    assert points(rows, "dave") < 52  # a random key: the hidden tests catch it
+    assert 0 < points(rows, "carol") < FULL  # exercises 1-4 only
+    assert points(rows, "dave") < FULL  # a random key: the hidden tests catch it
     assert rows["alice"]["submitted_at"] == "2026-12-01 09:00:00"
 
 
@@ -63,7 +66,7 @@ def test_written_answers_wait_for_a_person_and_are_not_zero(graded):
 
 def test_a_loop_costs_the_loop_and_the_rest_is_still_graded(graded):
     _, _, done, rows = graded
-    assert 0 < points(rows, "erin") < 52
+    assert 0 < points(rows, "erin") < FULL
     assert "time limit" in rows["erin"]["note"]
     assert any(line.startswith("erin: stopped by the time limit") for line in
                done.stdout.splitlines())
@@ -71,10 +74,10 @@ def test_a_loop_costs_the_loop_and_the_rest_is_still_graded(graded):
 
 def test_broken_and_tampered_notebooks_are_graded_without_gifts(graded):
     _, _, done, rows = graded
-    assert 0 < points(rows, "frank") < 52  # syntax error in exercise 1 only
-    assert points(rows, "grace") == 52  # deleted test cells were put back and passed
+    assert 0 < points(rows, "frank") < FULL  # syntax error in exercise 1 only
+    assert points(rows, "grace") == FULL  # deleted test cells were put back and passed
     assert points(rows, "heidi") == 0  # emptied test cells were put back and failed
-    assert points(rows, "ivan") == 52  # sys.exit() is an error in one cell, not the end
+    assert points(rows, "ivan") == FULL  # sys.exit() is an error in one cell, not the end
     assert points(rows, "judy") == 0 and "kernel died" in rows["judy"]["note"]
     assert rows["kim"]["note"].startswith("not graded") and "not a readable notebook" in \
         rows["kim"]["note"]

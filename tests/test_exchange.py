@@ -19,12 +19,14 @@ from pathlib import Path
 
 import pytest
 from classroom_fixtures import SOURCE, build_course
+from weeks import autograded_points
 
 pytestmark = pytest.mark.slow
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
 # nbgrader names a submission after the login account (not $USER), and the student's
 # commands must run this virtualenv's Python; so the student is this account, with a
 # configuration and a home of its own.
+FULL = int(autograded_points(SOURCE))
 ADA = pwd.getpwuid(os.getuid()).pw_name
 
 
@@ -68,7 +70,7 @@ def test_release_fetch_submit_collect_grade_return_fetch_feedback(tmp_path):
     assert done.returncode == 0 and ADA in done.stdout, done.stderr[-2000:]
     assert (course / "submitted" / ADA / "week5" / "week5.ipynb").is_file()
     done = instructor(course, env, "grade", "--workers", "1")
-    assert done.returncode == 0 and f"{ADA}: week5: 52/52 autograded" in done.stdout, \
+    assert done.returncode == 0 and f"{ADA}: week5: {FULL}/{FULL} autograded" in done.stdout, \
         done.stdout + done.stderr[-2000:]
 
     refused = instructor(course, env, "return")
