@@ -1,25 +1,17 @@
 """Week 1 ("A graph is a plan"): the notebooks, their nbgrader grading and ``make check``.
 
 One nbgrader run (module-scoped) grades the solution and every known-wrong answer below
-(in bundles of one wrong answer per exercise, see ``tests/week_pipeline.py``);
+(in bundles of one wrong answer per exercise, see ``tests/weeks.py``);
 ``make check WEEK=1`` runs on the untouched release meanwhile. Each wrong answer is what a
 student would plausibly write, and must lose points on its own exercise only.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from weeks import NBGRADER_WARNINGS, Wrong, cells, release_of, source_of, week_suite
 
-import pytest
-import week_pipeline as wp
-from week_pipeline import Wrong
-from weeks import cells, output_text
-
-REPO = Path(__file__).resolve().parent.parent
-SOURCE = REPO / "solutions" / "week1" / "week1.ipynb"
-RELEASE = REPO / "week1" / "week1.ipynb"
-TOTAL = 19
-pytestmark = wp.NBGRADER_WARNINGS
+SOURCE, RELEASE = source_of(1), release_of(1)
+pytestmark = NBGRADER_WARNINGS
 
 WIRE_TESTS = frozenset({"ex2_wire_visible", "ex2_wire_hidden"})
 REDUCER_TESTS = frozenset({"ex4_reducer_visible", "ex4_reducer_hidden"})
@@ -101,31 +93,18 @@ WRONG = {
 }
 
 
-# ------------------------------------------------------------ the notebooks
-@pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["solution", "release"])
-def test_committed_notebooks_have_no_outputs(path):
-    wp.assert_no_outputs(path)
+globals().update(week_suite(
+    week=1, exercises=4, total=19, written=[2, 2], wrongs=WRONG, at_least=3,
+    demos=["no reducer:   ['second']", "operator.add: ['first', 'second']",
+           "InvalidUpdateError - At key 'log'", "{**state} update: ['first', 'first', 'second']",
+           "unreachable node: ['first']", "retrieve ---> refund"],
+    said={},
+    secrets=["re.search", "builder.add_edge(START, \"parse\")", "cus_marta",
+             "The receipt (\"We refunded you\")"],
+))
 
 
-def test_every_exercise_has_visible_and_hidden_tests_with_points():
-    wp.assert_every_exercise_has_visible_and_hidden_tests(SOURCE, 4, TOTAL, [2, 2])
-
-
-def test_the_release_hides_solutions_hidden_tests_and_model_answers():
-    wp.assert_release_hides_the_answers(SOURCE, RELEASE, [
-        "re.search", "builder.add_edge(START, \"parse\")", "cus_marta",
-        "The receipt (\"We refunded you\")"])
-
-
-def test_every_exercise_has_wrong_answers_that_target_its_own_tests():
-    wp.assert_wrong_answers_cover_every_exercise(SOURCE, WRONG, at_least=3)
-
-
-def test_tests_read_only_their_own_exercises_answers():
-    """What makes grading wrong answers in bundles (one per exercise) sound."""
-    wp.assert_tests_use_only_their_own_answers(SOURCE)
-
-
+# ------------------------------------------------------------ week 1's own checks
 def _cell(cell_id: str) -> str:
     return next(c.source for c in cells(SOURCE) if c.get("id") == cell_id)
 
@@ -156,47 +135,3 @@ def test_the_text_sends_no_one_to_the_reference_source():
                  "world/catalogue.py"):
         assert path not in text, path
     assert "reference\nimplementation" in text and "spoils the exercise" in text
-
-
-# ------------------------------------------------------ the nbgrader pipeline
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory):
-    return wp.grade_week(1, SOURCE, WRONG, tmp_path_factory.mktemp("week1-grading"))
-
-
-@pytest.mark.slow
-def test_the_committed_release_is_what_generate_assignment_makes(pipeline):
-    wp.assert_release_is_generated(pipeline, 1, RELEASE)
-
-
-@pytest.mark.slow
-def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline):
-    wp.assert_solution_runs_clean(pipeline, 1)
-    text = output_text(wp.executed_solution(pipeline, 1))
-    assert "no reducer:   ['second']" in text
-    assert "operator.add: ['first', 'second']" in text
-    assert "InvalidUpdateError - At key 'log'" in text
-    assert "{**state} update: ['first', 'first', 'second']" in text
-    assert "unreachable node: ['first']" in text
-    assert "retrieve ---> refund" in text
-
-
-@pytest.mark.slow
-def test_the_solution_gets_full_marks(pipeline):
-    wp.assert_full_marks(pipeline, 1, TOTAL, written=2)
-
-
-@pytest.mark.slow
-def test_make_check_on_the_untouched_release_prints_zero(pipeline):
-    wp.assert_blank_release_scores_zero(pipeline, 1, TOTAL)
-
-
-@pytest.mark.slow
-def test_every_bundle_of_wrong_answers_loses_exactly_their_tests(pipeline):
-    wp.assert_every_bundle_loses_exactly_its_wrong_answers(pipeline, WRONG)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", list(WRONG))
-def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
-    wp.assert_wrong_answer_loses_its_own_points(pipeline, SOURCE, name, WRONG[name])

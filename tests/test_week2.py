@@ -1,25 +1,18 @@
 """Week 2 ("Tools, routes, failures"): the notebooks, their nbgrader grading and ``make check``.
 
 One nbgrader run (module-scoped) grades the solution and every known-wrong answer below
-(in bundles of one wrong answer per exercise, see ``tests/week_pipeline.py``);
+(in bundles of one wrong answer per exercise, see ``tests/weeks.py``);
 ``make check WEEK=2`` runs on the untouched release meanwhile. Each wrong answer is what a
 student would plausibly write, and must lose points on its own exercise only.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import week_pipeline as wp
-from week_pipeline import Wrong
-from weeks import cells, output_text
+from weeks import NBGRADER_WARNINGS, Wrong, cells, source_of, week_suite
 
-REPO = Path(__file__).resolve().parent.parent
-SOURCE = REPO / "solutions" / "week2" / "week2.ipynb"
-RELEASE = REPO / "week2" / "week2.ipynb"
-TOTAL = 22
-pytestmark = wp.NBGRADER_WARNINGS
+SOURCE = source_of(2)
+pytestmark = NBGRADER_WARNINGS
 
 ROUTE_HIDDEN = frozenset({"ex1_route_hidden"})
 SIMULATE_TESTS = frozenset({"ex2_simulate_visible", "ex2_simulate_hidden"})
@@ -97,99 +90,38 @@ WRONG = {
 }
 
 
-# ------------------------------------------------------------ the notebooks
-@pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["solution", "release"])
-def test_committed_notebooks_have_no_outputs(path):
-    wp.assert_no_outputs(path)
+globals().update(week_suite(
+    week=2, exercises=4, total=22, written=[2, 2, 2], wrongs=WRONG, at_least=3,
+    demos=[
+        "['parse', 'retrieve', 'answer', 'email']      ← Why was I billed",
+        "intent: refund | invoice: inv_10",  # the scripted model's tool call
+        "scripted model (CLOUDWAVE_CHAT_MODEL is not set)",
+        "the same graph, this model: ['parse', 'retrieve', 'refund', 'email']",
+        "default retry_on says retry: False",
+        "FlakyCatalogue(timeouts=2, calls=3)",  # retried twice, then answered
+        "the bank holds: [('re_000001', 500), ('re_000002', 500)]",  # the trap
+        "doubles: [{'invoice_id': 'inv_9', 'what': 'charges', 'count': 2}]",
+        "image/png",  # the plot of the student's simulation
+    ],
+    said={  # a failing hidden test says which way the answer is wrong
+        "ex1_returns_the_intent_as_is":
+            "returned 'unknown', which is not a branch (the branches are refund, pause, "
+            "cancel, answer): anything you did not plan for must go to 'answer'",
+        "ex1_falls_back_to_refund": "went to 'refund', a branch that acts",
+        "ex2_one_draw_against_the_formula": "is not what one rng.random() per step gives",
+        "ex2_calls_the_courses_simulation": "simulate runs the course's own code",
+        "ex3_never_retry_anything": "MAY_RETRY['parse'] = False refuses a retry that is safe",
+        "ex3_parse_may_not_retry": "MAY_RETRY['answer'] = False refuses a retry that is safe",
+        "ex3_writes_may_retry": "MAY_RETRY['refund'] = True allows a retry that is not safe",
+        "ex4_default_policies_everywhere": "it started 3 times, where it must start once",
+        "ex4_refund_retries_provider_timeout": "give refund no retry policy",
+    },
+    secrets=["rng.random() < p", "MAY_RETRY = {\"parse\": True", "_counted_refund",
+             "0.95^20 is about 36 %"],
+))
 
 
-def test_every_exercise_has_visible_and_hidden_tests_with_points():
-    wp.assert_every_exercise_has_visible_and_hidden_tests(SOURCE, 4, TOTAL, [2, 2, 2])
-
-
-def test_the_release_hides_solutions_hidden_tests_and_model_answers():
-    wp.assert_release_hides_the_answers(SOURCE, RELEASE, [
-        "rng.random() < p", "MAY_RETRY = {\"parse\": True", "_counted_refund",
-        "0.95^20 is about 36 %"])
-
-
-def test_every_exercise_has_wrong_answers_that_target_its_own_tests():
-    wp.assert_wrong_answers_cover_every_exercise(SOURCE, WRONG, at_least=3)
-
-
-def test_tests_read_only_their_own_exercises_answers():
-    """What makes grading wrong answers in bundles (one per exercise) sound."""
-    wp.assert_tests_use_only_their_own_answers(SOURCE)
-
-
-# ------------------------------------------------------ the nbgrader pipeline
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory):
-    return wp.grade_week(2, SOURCE, WRONG, tmp_path_factory.mktemp("week2-grading"))
-
-
-@pytest.mark.slow
-def test_the_committed_release_is_what_generate_assignment_makes(pipeline):
-    wp.assert_release_is_generated(pipeline, 2, RELEASE)
-
-
-@pytest.mark.slow
-def test_the_solution_runs_headless_without_errors_and_shows_the_demos(pipeline):
-    wp.assert_solution_runs_clean(pipeline, 2)
-    text = output_text(wp.executed_solution(pipeline, 2))
-    assert "['parse', 'retrieve', 'answer', 'email']      ← Why was I billed" in text
-    assert "intent: refund | invoice: inv_10" in text  # the scripted model's tool call
-    assert "scripted model (CLOUDWAVE_CHAT_MODEL is not set)" in text
-    assert "the same graph, this model: ['parse', 'retrieve', 'refund', 'email']" in text
-    assert "default retry_on says retry: False" in text
-    assert "FlakyCatalogue(timeouts=2, calls=3)" in text  # retried twice, then answered
-    assert "the bank holds: [('re_000001', 500), ('re_000002', 500)]" in text  # the trap
-    assert "doubles: [{'invoice_id': 'inv_9', 'what': 'charges', 'count': 2}]" in text
-    assert "image/png" in text  # the plot of the student's simulation
-
-
-@pytest.mark.slow
-def test_the_solution_gets_full_marks(pipeline):
-    wp.assert_full_marks(pipeline, 2, TOTAL, written=3)
-
-
-@pytest.mark.slow
-def test_make_check_on_the_untouched_release_prints_zero(pipeline):
-    wp.assert_blank_release_scores_zero(pipeline, 2, TOTAL)
-
-
-@pytest.mark.slow
-def test_every_bundle_of_wrong_answers_loses_exactly_their_tests(pipeline):
-    wp.assert_every_bundle_loses_exactly_its_wrong_answers(pipeline, WRONG)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", list(WRONG))
-def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
-    wp.assert_wrong_answer_loses_its_own_points(pipeline, SOURCE, name, WRONG[name])
-
-
-# ------------------------------------------------- what the hidden tests say
-@pytest.mark.slow
-@pytest.mark.parametrize("name, says", [
-    ("ex1_returns_the_intent_as_is",
-     "returned 'unknown', which is not a branch (the branches are refund, pause, cancel, "
-     "answer): anything you did not plan for must go to 'answer'"),
-    ("ex1_falls_back_to_refund", "went to 'refund', a branch that acts"),
-    ("ex2_one_draw_against_the_formula", "is not what one rng.random() per step gives"),
-    ("ex2_calls_the_courses_simulation", "simulate runs the course's own code"),
-    ("ex3_never_retry_anything", "MAY_RETRY['parse'] = False refuses a retry that is safe"),
-    ("ex3_parse_may_not_retry", "MAY_RETRY['answer'] = False refuses a retry that is safe"),
-    ("ex3_writes_may_retry", "MAY_RETRY['refund'] = True allows a retry that is not safe"),
-    ("ex4_default_policies_everywhere", "it started 3 times, where it must start once"),
-    ("ex4_refund_retries_provider_timeout", "give refund no retry policy"),
-])
-def test_a_failing_hidden_test_says_which_way_the_answer_is_wrong(pipeline, name, says):
-    report = pipeline["reports"][pipeline["bundle_of"][name]]
-    said = [t.message for t in report.failed() if t.grade_id in WRONG[name].fails]
-    assert any(says in message for message in said), said
-
-
+# ------------------------------------------------------------ week 2's own checks
 def test_no_refused_retry_is_called_unsafe():
     """The over-cautious answer is told it refused a safe retry, never that retries re-run."""
     namespace = {"KINDS": _KINDS, "MAY_RETRY": {n: False for n in NODES}}

@@ -8,10 +8,10 @@ tests that are too weak: they pass graphs that are broken.
 
 from __future__ import annotations
 
-from weeks import graded_week_suite, nbgrader_warnings, replacing
+from weeks import NBGRADER_WARNINGS, Wrong, replacing, week_suite
 
 TOTAL = 19
-pytestmark = nbgrader_warnings()
+pytestmark = NBGRADER_WARNINGS
 
 
 THRESHOLD = '''    if state["cents"] <= APPROVAL_THRESHOLD_CENTS:
@@ -27,41 +27,40 @@ CHECKS = '''    assert result.paused and result.first_ended == "SIGKILL", (
     assert result.final.get("decision", {}).get("approved") is True, "the approval was lost"
 '''
 
+# name (its exercise first): Wrong(exercise, the cells it changes, the tests it must fail)
 WRONG = {
-    ("ex1", "asks_for_every_refund"): {"ex1_approve": replacing(THRESHOLD, "")},
-    ("ex1", "ignores_the_answer"): {"ex1_approve": replacing(
+    "ex1_asks_for_every_refund": Wrong(1, {"ex1_approve": replacing(THRESHOLD, "")},
+        {"ex1_visible", "ex1_hidden"}),
+    "ex1_ignores_the_answer": Wrong(1, {"ex1_approve": replacing(
         DECISION, 'decision = {"approved": True, "reason": answer.get("reason", "")}')},
-    ("ex1", "drops_the_reason"): {"ex1_approve": replacing(
+        {"ex1_hidden"}),  # the visible test only approves
+    "ex1_drops_the_reason": Wrong(1, {"ex1_approve": replacing(
         DECISION, 'decision = {"approved": bool(answer["approved"])}')},
-    ("ex1", "asks_a_bare_question"): {"ex1_approve": replacing(
+        {"ex1_visible", "ex1_hidden"}),
+    "ex1_asks_a_bare_question": Wrong(1, {"ex1_approve": replacing(
         "interrupt(approval_request(state))", 'interrupt("Approve this refund?")')},
-    ("ex2", "heads_up_before_interrupt"): {"ex2_heads_up": replacing(
+        {"ex1_hidden"}),
+    "ex2_heads_up_before_interrupt": Wrong(2, {"ex2_heads_up": replacing(
         "world.mail.send(**approval_notice(state),\n                        " + KEY,
         "world.mail.send(**approval_notice(state))")},
-    ("ex2", "key_from_the_clock"): {"ex2_heads_up": replacing(
+        {"ex2_visible", "ex2_hidden"}),
+    "ex2_key_from_the_clock": Wrong(2, {"ex2_heads_up": replacing(
         KEY, 'email_id=f"{state[\'thread_id\']}:{__import__(\'time\').time_ns()}")')},
-    ("ex2", "one_key_for_everyone"): {"ex2_heads_up": replacing(
+        {"ex2_visible", "ex2_hidden"}),
+    "ex2_one_key_for_everyone": Wrong(2, {"ex2_heads_up": replacing(
         KEY, 'email_id="approval_needed")')},
-    ("ex3", "checks_only_the_refund_count"): {"ex3_check": replacing(
+        {"ex2_hidden"}),  # one conversation cannot show it
+    "ex3_checks_only_the_refund_count": Wrong(3, {"ex3_check": replacing(
         CHECKS, "    assert result.refunds == 1\n")},
-    ("ex3", "checks_the_kill_and_that_a_refund_happened"): {"ex3_check": replacing(
+        {"ex3_hidden"}),
+    "ex3_checks_the_kill_and_that_a_refund_happened": Wrong(3, {"ex3_check": replacing(
         CHECKS, '    assert result.first_ended == "SIGKILL" and result.refunds >= 1\n')},
-}
-EXPECTED = {
-    ("ex1", "asks_for_every_refund"): {"ex1_visible", "ex1_hidden"},
-    ("ex1", "ignores_the_answer"): {"ex1_hidden"},  # the visible test only approves
-    ("ex1", "drops_the_reason"): {"ex1_visible", "ex1_hidden"},
-    ("ex1", "asks_a_bare_question"): {"ex1_hidden"},
-    ("ex2", "heads_up_before_interrupt"): {"ex2_visible", "ex2_hidden"},
-    ("ex2", "key_from_the_clock"): {"ex2_visible", "ex2_hidden"},
-    ("ex2", "one_key_for_everyone"): {"ex2_hidden"},  # one conversation cannot show it
-    ("ex3", "checks_only_the_refund_count"): {"ex3_hidden"},
-    ("ex3", "checks_the_kill_and_that_a_refund_happened"): {"ex3_hidden"},
+        {"ex3_hidden"}),
 }
 
 
-globals().update(graded_week_suite(
-    week=4, exercises=3, total=TOTAL, wrong=WRONG, expected=EXPECTED,
+globals().update(week_suite(
+    week=4, exercises=3, total=TOTAL, written=[2, 2, 2], wrongs=WRONG,
     demos=[
         "(no answer: caught GraphInterrupt)",
         "a replay from before approve asks again: True",
@@ -72,15 +71,15 @@ globals().update(graded_week_suite(
         "webhooks delivered: 1",
     ],
     said={
-        ("ex1", "ignores_the_answer"):
+        "ex1_ignores_the_answer":
             "the person said no, yet a refund or a mail went out",
-        ("ex1", "asks_a_bare_question"):
+        "ex1_asks_a_bare_question":
             "the person is not shown what the approval lets happen",
-        ("ex2", "one_key_for_everyone"):
+        "ex2_one_key_for_everyone":
             "each conversation needs exactly one",
-        ("ex3", "checks_only_the_refund_count"):
+        "ex3_checks_only_the_refund_count":
             "check_restart passed a graph that never waits",
-        ("ex3", "checks_the_kill_and_that_a_refund_happened"):
+        "ex3_checks_the_kill_and_that_a_refund_happened":
             "check_restart passed a graph that refunds before the approval",
     },
     secrets=[":approval_needed", "_pays_twice", "Two rows for one approval"],

@@ -1,22 +1,39 @@
-"""What every week's notebook tests share: read the nbgrader metadata, build wrong answers,
-grade in a background process, and check nbgrader left nothing in the repository.
+"""The week-test machinery every ``tests/test_weekN.py`` shares (weeks 1-7).
 
-A week's test module (``tests/test_weekN.py``) follows week 5's pattern: one module-scoped
-``pipeline`` fixture runs ``make check WEEK=N`` on the untouched release in a background
-process while this process grades the solution and every known-wrong answer in ONE
-nbgrader run (:func:`course.grading.autograde.grade`), keeping its course folder; the
-tests then read the reports, the regenerated release and the executed solution.
+A week's test module declares its known-wrong answers as :class:`Wrong` (the cells a student
+would write, the exercise they belong to, the tests they must fail), sets ``pytestmark =
+NBGRADER_WARNINGS`` and adds :func:`week_suite`'s tests to its globals, then its own tests.
+The suite's module-scoped ``pipeline`` fixture (:func:`grade_week`) runs ``make check
+WEEK=N`` on the untouched release in a background process while this process grades, in
+ONE nbgrader run (:func:`course.grading.autograde.grade`), the solution and every wrong
+answer, keeping its course folder; the tests then read the reports, the regenerated
+release and the executed solution.
+
+Wrong answers travel in bundles (:func:`bundles`): one submission holds the K-th wrong
+answer of every exercise, so a week executes its notebook a few times, not once per wrong
+answer. That is sound because :func:`answers_used_across_exercises` proves no test reads a
+name another exercise's answer defines, and each wrong answer must fail exactly its
+declared tests while its bundle fails nothing else (a leak shows up as an undeclared
+failure). A week whose tests do read other exercises' answers (week 5) groups its
+submissions itself (``week_suite(groups=...)``).
+
+Also here: helpers for throwaway courses (:func:`tiny_course`), grading in a separate
+process (:func:`grade_in_a_process`), and reading notebooks and nbgrader metadata.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -171,202 +188,330 @@ def output_text(executed: Path) -> str:
     return "".join(parts)
 
 
-# ------------------------------------------------- wrong answers, several per submission
-def nbgrader_warnings():
-    """``pytestmark`` for a week's module: warnings from nbgrader's own code (the gradebook,
-    re-added cells), which are harmless."""
-    import pytest
+# ------------------------------------------------------------------- known-wrong answers
+NBGRADER_WARNINGS = [  # ``pytestmark`` of a week's module: from nbgrader's own code (the
+    # gradebook, re-added cells), harmless
+    pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
+    pytest.mark.filterwarnings("ignore::nbformat.warnings.MissingIDFieldWarning"),
+]
 
-    return [pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
-            pytest.mark.filterwarnings("ignore::nbformat.warnings.MissingIDFieldWarning")]
+Edits = Mapping[str, str | Callable[[str], str]]  # {grade_id: new source, or old -> new}
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A realistic wrong answer: ``edits`` ({grade_id: new cell source, or a function of the
+    old one}) to answer cells of exercise ``exercise``; it must fail exactly the test cells
+    ``fails``, all of them tests of that exercise."""
+
+    exercise: int
+    edits: Edits
+    fails: frozenset[str]
+
+    def __post_init__(self):
+        object.__setattr__(self, "fails", frozenset(self.fails))
 
 
 def replacing(old: str, new: str) -> Callable[[str], str]:
-    """An edit for :func:`wrong_answer`: ``old`` (which must be in the cell) becomes ``new``."""
+    """An edit for :class:`Wrong`: ``old`` (which must be in the cell) becomes ``new``."""
     def edit(source: str) -> str:
         assert old in source, f"the solution no longer contains {old!r}"
         return source.replace(old, new)
     return edit
 
 
-Edits = Mapping[str, str | Callable[[str], str]]  # {grade_id: new source, or old -> new}
+def bundles(wrongs: Mapping[str, Wrong]) -> dict[str, list[str]]:
+    """``{bundle: [wrong-answer names]}``: bundle ``wrongK`` holds the K-th wrong answer of
+    every exercise, so a week with three wrong answers per exercise executes its notebook
+    four times (solution + three bundles), not thirteen. Sound only when no test reads
+    another exercise's answers (:func:`answers_used_across_exercises`), and each wrong answer
+    must still fail exactly its own tests (a leak shows up as an undeclared failure)."""
+    per_exercise: dict[int, list[str]] = defaultdict(list)
+    for name, wrong in wrongs.items():
+        per_exercise[wrong.exercise].append(name)
+    rounds = max(len(names) for names in per_exercise.values())
+    return {f"wrong{k + 1}": [names[k] for names in per_exercise.values() if k < len(names)]
+            for k in range(rounds)}
 
 
-def combine_wrong_answers(source: Path, root: Path, wrongs: Mapping[tuple[str, str], Edits],
-                          ) -> tuple[dict[str, Path], dict[tuple[str, str], str]]:
-    """Pack wrong answers ``{(exercise, name): edits}`` into few submissions: the i-th wrong
-    answer of every exercise goes into submission ``wrong-i``. Sound only when no exercise's
-    tests use another exercise's answers (:func:`answers_used_across_exercises` checks it).
-
-    Returns ``({student: folder}, {(exercise, name): student})``.
-    """
-    combos: dict[str, dict[str, str | Callable[[str], str]]] = {}
-    where: dict[tuple[str, str], str] = {}
-    seen: dict[str, int] = {}
-    for (exercise, name), edits in wrongs.items():
-        index = seen.get(exercise, 0)
-        seen[exercise] = index + 1
-        student = f"wrong-{index + 1}"
-        clash = set(edits) & set(combos.get(student, {}))
-        assert not clash, f"two wrong answers of {student} edit the same cells: {clash}"
-        combos.setdefault(student, {}).update(edits)
-        where[(exercise, name)] = student
-    folders = {student: wrong_answer(source, root / student, edits)
-               for student, edits in combos.items()}
-    return folders, where
-
-
-def answers_used_across_exercises(path: Path) -> list[str]:
-    """``"<test id> uses <name> from <answer id>"`` for every test cell of exercise N (grade id
-    ``exN_...``) that reads a name an answer cell of another exercise defines."""
-    import ast
-
-    def exercise_of(grade_id: str) -> str:
-        return grade_id.split("_")[0]
-
-    defined: dict[str, str] = {}
-    tests: list[tuple[str, str]] = []
-    for cell in cells(path):
+def _cells_by_exercise(source: Path) -> list[tuple[int, str, nbformat.NotebookNode]]:
+    """``[(exercise, "answer" | "test", cell)]`` for code answer and test cells. A test cell's
+    exercise is its first line's ``# Exercise N,``; an answer cell belongs to the exercise of
+    the first test cell after it."""
+    found, waiting = [], []
+    for cell in cells(source):
         meta = cell.metadata.get("nbgrader", {})
-        grade_id = meta.get("grade_id", "")
-        if cell.cell_type != "code" or not grade_id.startswith("ex"):
+        if cell.cell_type != "code":
             continue
         if meta.get("solution"):
-            for node in ast.parse(cell.source).body:
-                if isinstance(node, ast.FunctionDef | ast.ClassDef):
-                    defined[node.name] = grade_id
-                elif isinstance(node, ast.Assign):
-                    defined.update({t.id: grade_id for t in node.targets
-                                    if isinstance(t, ast.Name)})
+            waiting.append(cell)
         elif meta.get("grade"):
-            tests.append((grade_id, cell.source))
+            number = int(cell.source.split(",")[0].removeprefix("# Exercise "))
+            found += [(number, "answer", c) for c in waiting] + [(number, "test", cell)]
+            waiting = []
+    return found
+
+
+def exercise_of_tests(source: Path) -> dict[str, int]:
+    """``{grade_id: exercise number}`` of every autograded test cell."""
+    return {c.metadata["nbgrader"]["grade_id"]: n for n, kind, c in _cells_by_exercise(source)
+            if kind == "test"}
+
+
+def exercise_of_answers(source: Path) -> dict[str, int]:
+    """``{grade_id: exercise number}`` of every code answer cell."""
+    return {c.metadata["nbgrader"]["grade_id"]: n for n, kind, c in _cells_by_exercise(source)
+            if kind == "answer"}
+
+
+def answers_used_across_exercises(source: Path) -> list[str]:
+    """``"<test id> (exercise N) reads <name> from <answer id>"`` for every test cell that
+    reads a name an answer cell of another exercise defines at its top level (a function, a
+    class, an assigned name). Empty: bundling wrong answers across exercises is sound."""
+    defined: dict[str, tuple[int, str]] = {}
+    tests = []
+    for number, kind, cell in _cells_by_exercise(source):
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        if kind == "test":
+            tests.append((number, grade_id, cell.source))
+            continue
+        for node in ast.parse(cell.source).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                defined[node.name] = (number, grade_id)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                defined.update({t.id: (number, grade_id) for t in targets
+                                if isinstance(t, ast.Name)})
     problems = []
-    for grade_id, source in tests:
-        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-        problems += [f"{grade_id} uses {name} from {defined[name]}" for name in sorted(used)
-                     if name in defined and exercise_of(defined[name]) != exercise_of(grade_id)]
+    for number, grade_id, source_code in tests:
+        read = {n.id for n in ast.walk(ast.parse(source_code)) if isinstance(n, ast.Name)}
+        problems += [f"{grade_id} (exercise {number}) reads {name} from {defined[name][1]}"
+                     for name in sorted(read)
+                     if name in defined and defined[name][0] != number]
     return problems
 
 
-# ------------------------------------- one week's pipeline and what every week checks in it
-def grade_week_with_wrong_answers(week: int, source: Path, wrongs, root: Path) -> dict:
-    """``make check WEEK=<week>`` on the untouched release in the background, while ONE
-    nbgrader run here grades the solution and every wrong answer (packed with
-    :func:`combine_wrong_answers`), keeping its course folder under ``root/course``."""
+def wrong_answer_problems(source: Path, wrongs: Mapping[str, Wrong], at_least: int) -> list[str]:
+    """What is wrong with a week's table of wrong answers (empty: nothing): each must edit
+    real answer cells of its own exercise and expect failures among that exercise's tests
+    only, and every exercise needs at least ``at_least`` of them."""
+    tests, answers = exercise_of_tests(source), exercise_of_answers(source)
+    problems, count = [], defaultdict(int)
+    for name, wrong in wrongs.items():
+        count[wrong.exercise] += 1
+        if not wrong.fails or {tests.get(g) for g in wrong.fails} != {wrong.exercise}:
+            problems.append(f"{name}: must fail {sorted(wrong.fails)}, not all tests of "
+                            f"exercise {wrong.exercise}")
+        if not wrong.edits or {answers.get(g) for g in wrong.edits} != {wrong.exercise}:
+            problems.append(f"{name}: edits {sorted(wrong.edits)}, not all answer cells of "
+                            f"exercise {wrong.exercise}")
+    short = {n: count[n] for n in sorted(set(tests.values())) if count[n] < at_least}
+    if short:
+        problems.append(f"exercises with fewer than {at_least} wrong answers: {short}")
+    return problems
+
+
+# ------------------------------------------------------------------- one week's pipeline
+def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
+               groups: Mapping[str, list[str]] | None = None,
+               more_submissions: Mapping[str, Path] | None = None,
+               more_jobs: Mapping[str, subprocess.Popen] | None = None,
+               timeout_s: float = 600) -> dict:
+    """``make check WEEK=<week>`` on the untouched release (and ``more_jobs``) in the
+    background, while ONE nbgrader run here grades the solution, every wrong answer (in
+    ``groups``, ``{submission: [wrong-answer names]}``, by default :func:`bundles`) and
+    ``more_submissions``, keeping its course folder under ``root/course``.
+
+    Returns ``{"course", "reports": {submission: Report}, "bundle_of": {wrong-answer name:
+    submission}, "blank": CompletedProcess, **more_jobs' CompletedProcess}``."""
     from course.grading import autograde as grading
 
-    folders, where = combine_wrong_answers(source, root / "wrong", wrongs)
+    source = source_of(week)
+    folders, bundle_of = {}, {}
+    for bundle, names in (groups or bundles(wrongs)).items():
+        edits: dict = {}
+        for name in names:
+            clash = set(edits) & set(wrongs[name].edits)
+            assert not clash, f"two wrong answers of {bundle} edit the same cells: {clash}"
+            edits.update(wrongs[name].edits)
+            bundle_of[name] = bundle
+        folders[bundle] = wrong_answer(source, root / "wrong" / bundle, edits)
+    assert bundle_of.keys() == wrongs.keys(), "every wrong answer is graded exactly once"
     before = nbgrader_state_in_repo()
-    jobs = {"blank": start_make_check(week)}
+    jobs = {"blank": start_make_check(week), **(more_jobs or {})}
     try:
-        reports = grading.grade(week, {"solution": source.parent, **folders},
-                                keep=root / "course")
+        reports = grading.grade(week, {"solution": source.parent, **folders,
+                                       **(more_submissions or {})}, keep=root / "course")
     finally:
-        done = finish(jobs)
+        done = finish(jobs, timeout_s)
     assert nbgrader_state_in_repo() == before, "grading wrote nbgrader files into the repo"
-    return {"course": root / "course", "reports": reports, "where": where, **done}
+    return {"course": root / "course", "reports": reports, "bundle_of": bundle_of, **done}
 
 
-def notebook_shape_problems(source: Path, exercises: int, total: float,
-                            written: int = 3) -> list[str]:
-    """What is wrong with a source notebook's nbgrader layout (empty: nothing)."""
-    problems = []
-    kinds = exercises_and_test_kinds(source)
-    if sorted(kinds) != [f"Exercise {n}" for n in range(1, exercises + 1)]:
-        problems.append(f"exercises with tests: {sorted(kinds)}")
-    problems += [f"{ex} lacks a visible or a hidden test" for ex, k in kinds.items()
-                 if k != {True, False}]
-    points = graded(source)
-    problems += [f"{gid}: not locked or not schema 3" for gid, g in points.items()
-                 if not g["solution"] and not (g["locked"] and g["schema_version"] == 3)]
-    if autograded_points(source) != total:
-        problems.append(f"{autograded_points(source)} autograded points, not {total}")
-    manual = [(c.cell_type, c.metadata["nbgrader"]["points"]) for c in cells(source)
-              if c.metadata.get("nbgrader", {}).get("grade") and c.metadata["nbgrader"]["solution"]]
-    if manual != [("markdown", 2)] * written:
-        problems.append(f"written answers: {manual}")
-    return problems
+def source_of(week: int) -> Path:
+    return REPO / "solutions" / f"week{week}" / f"week{week}.ipynb"
 
 
-def release_is_fresh(pipeline: dict, week: int, release: Path) -> bool:
-    fresh = pipeline["course"] / f"week{week}" / f"week{week}.ipynb"
-    return json.loads(fresh.read_text()) == json.loads(release.read_text())
+def release_of(week: int) -> Path:
+    return REPO / f"week{week}" / f"week{week}.ipynb"
 
 
 def executed_solution(pipeline: dict, week: int) -> Path:
     return pipeline["course"] / "autograded" / "solution" / f"week{week}" / f"week{week}.ipynb"
 
 
-def failed_in_own_exercise(pipeline: dict, key: tuple[str, str]) -> set[str]:
-    """The failed test ids of exercise ``key[0]`` in the submission with wrong answer ``key``."""
-    report = pipeline["reports"][pipeline["where"][key]]
-    return {t.grade_id for t in report.failed() if t.grade_id.startswith(key[0] + "_")}
+# ------------------------------------------------------------- what every week checks
+def notebook_shape_problems(source: Path, exercises: int, total: float,
+                            written: list[float]) -> list[str]:
+    """What is wrong with a source notebook's nbgrader layout (empty: nothing): exercises
+    1..``exercises`` each with a visible and a hidden test; graded cells schema 3 with
+    points, tests locked and answers open; unique grade ids; ``total`` autograded points;
+    written answers in markdown cells worth ``written``."""
+    problems = []
+    kinds = exercises_and_test_kinds(source)
+    if sorted(kinds) != [f"Exercise {n}" for n in range(1, exercises + 1)]:
+        problems.append(f"exercises with tests: {sorted(kinds)}")
+    problems += [f"{ex} lacks a visible or a hidden test" for ex, k in kinds.items()
+                 if k != {True, False}]
+    for grade_id, meta in graded(source).items():
+        if meta["schema_version"] != 3 or not meta["points"] > 0:
+            problems.append(f"{grade_id}: not schema 3 or no points")
+        if meta["locked"] == meta["solution"]:
+            problems.append(f"{grade_id}: a test must be locked, an answer open")
+    ids = [c.metadata["nbgrader"]["grade_id"] for c in cells(source) if "nbgrader" in c.metadata]
+    if len(ids) != len(set(ids)):
+        problems.append("grade ids must be unique")
+    if autograded_points(source) != total:
+        problems.append(f"{autograded_points(source)} autograded points, not {total}")
+    manual = [(c.cell_type, c.metadata["nbgrader"]["points"]) for c in cells(source)
+              if c.metadata.get("nbgrader", {}).get("grade") and c.metadata["nbgrader"]["solution"]]
+    if manual != [("markdown", p) for p in written]:
+        problems.append(f"written answers: {manual}")
+    return problems
 
 
-def unexplained_failures(pipeline: dict, expected: Mapping[tuple[str, str], set[str]]) -> dict:
-    """``{submission: (failed, explained)}`` wherever a wrong answers' submission failed other
-    tests than its wrong answers explain, or a cell ran out of time."""
+def release_leaks(source: Path, release: Path, secrets: list[str]) -> list[str]:
+    """What the release gives away or lacks (empty: nothing): solution and hidden-test
+    markers, ``secrets``; the same graded cells as the source; every code answer cell
+    blanked with ``raise NotImplementedError()``."""
+    text = release.read_text()
+    problems = [s for s in ["BEGIN SOLUTION", "BEGIN HIDDEN TESTS", *secrets] if s in text]
+    if graded(release).keys() != graded(source).keys():
+        problems.append("the release's graded cells differ from the source's")
+    answers = set(exercise_of_answers(source))
+    for cell in cells(release):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if (grade_id in answers) != ("raise NotImplementedError()" in cell.source):
+            problems.append(f"{grade_id or cell.source[:40]}: blanked only if an answer cell")
+    return problems
+
+
+def assert_wrong_answer_fails_its_tests(pipeline: dict, source: Path, name: str,
+                                        wrongs: Mapping[str, Wrong],
+                                        bare: Collection[str] = ()) -> None:
+    """In its submission, the wrong answer ``name`` fails exactly its declared tests (beyond
+    those its companions must fail), loses exactly those tests' points of its exercise, and
+    each failure says why (more than a bare ``AssertionError``, except the test cells in
+    ``bare``) without showing hidden test code."""
+    wrong, bundle = wrongs[name], pipeline["bundle_of"][name]
+    report = pipeline["reports"][bundle]
+    others = set().union(*(wrongs[n].fails for n, b in pipeline["bundle_of"].items()
+                           if b == bundle and n != name))
+    failed = {t.grade_id: t for t in report.failed()}
+    assert set(failed) - others == wrong.fails, (
+        f"{name}: failed {sorted(set(failed) - others)}, expected {sorted(wrong.fails)}")
+    exercise = exercise_of_tests(source)
+    own = [t for t in report.tests if exercise[t.grade_id] == wrong.exercise]
+    lost = sum(t.points for t in own if t.grade_id in failed)
+    assert sum(t.earned for t in own) == sum(t.points for t in own) - lost, name
+    for grade_id in wrong.fails:
+        message = failed[grade_id].message.strip()
+        assert message, f"{name}: {grade_id} failed without saying why"
+        assert message != "AssertionError" or grade_id in bare, (
+            f"{name}: {grade_id} says only {message!r}")
+        assert "BEGIN HIDDEN TESTS" not in message and "_problems" not in message, message
+
+
+def unexplained_failures(pipeline: dict, wrongs: Mapping[str, Wrong], total: float) -> dict:
+    """``{submission: (failed, explained)}`` wherever a wrong answers' submission failed
+    other tests than its wrong answers explain, lost other points, or ran out of time."""
     found = {}
-    for student in set(pipeline["where"].values()):
-        report = pipeline["reports"][student]
-        explained = set().union(*(expected[k] for k, s in pipeline["where"].items()
-                                  if s == student))
+    for bundle in set(pipeline["bundle_of"].values()):
+        report = pipeline["reports"][bundle]
+        explained = set().union(*(wrongs[n].fails for n, b in pipeline["bundle_of"].items()
+                                  if b == bundle))
         failed = {t.grade_id for t in report.failed()}
-        if failed != explained or any(t.timed_out for t in report.tests):
-            found[student] = (failed, explained)
+        lost = sum(t.points for t in report.tests if t.grade_id in failed)
+        if (failed != explained or any(t.timed_out for t in report.tests)
+                or report.earned != total - lost):
+            found[bundle] = (sorted(failed), sorted(explained), report.earned)
     return found
 
 
-def feedback_of(pipeline: dict) -> dict[tuple[str, str], str]:
-    """What grading said to the submission carrying each wrong answer."""
-    return {key: "\n".join(pipeline["reports"][student].lines())
-            for key, student in pipeline["where"].items()}
+def messages_of(pipeline: dict, name: str, wrongs: Mapping[str, Wrong]) -> list[str]:
+    """What the tests wrong answer ``name`` must fail said in its submission."""
+    report = pipeline["reports"][pipeline["bundle_of"][name]]
+    return [t.message for t in report.failed() if t.grade_id in wrongs[name].fails]
 
 
-def graded_week_suite(*, week: int, exercises: int, total: float, wrong, expected,
-                      demos: list[str], said: Mapping[tuple[str, str], str],
-                      secrets: list[str]) -> dict:
-    """The tests every graded week runs, for ``globals().update(...)`` in its test module.
+def week_suite(*, week: int, exercises: int, total: float, written: list[float],
+               wrongs: Mapping[str, Wrong], demos: list[str], said: Mapping[str, str],
+               secrets: list[str], at_least: int = 2, bare: Collection[str] = (),
+               groups: Callable[[], Mapping[str, list[str]]] | None = None,
+               more_submissions: Callable[[Path], Mapping[str, Path]] | None = None,
+               more_jobs: Callable[[Path], Mapping[str, subprocess.Popen]] | None = None,
+               timeout_s: float = 600) -> dict:
+    """The tests every graded week runs, for ``globals().update(...)`` in its test module
+    (which adds its own tests, using the ``pipeline`` fixture and the paths from
+    :func:`source_of` and :func:`release_of`).
 
-    ``wrong``: ``{(exercise, name): edits}``; ``expected``: ``{(exercise, name): the test ids
-    it must fail}``; ``demos``: text the executed solution must show; ``said``: words the
-    feedback to a wrong answer must contain; ``secrets``: text the release must not contain.
-    """
-    import pytest
+    ``exercises``, ``total``, ``written``: the notebook's shape (see
+    :func:`notebook_shape_problems`); ``wrongs``: ``{name: Wrong}``, at least ``at_least``
+    per exercise; ``demos``: text the executed solution must show; ``said``: ``{wrong-answer
+    name: words one of its failed tests' messages must contain}``; ``secrets``: text the
+    release must not contain; ``bare``: test cells whose failure may say no more than
+    ``AssertionError`` (a known gap in the notebook).
 
-    source = REPO / "solutions" / f"week{week}" / f"week{week}.ipynb"
-    release = REPO / f"week{week}" / f"week{week}.ipynb"
+    ``groups`` (for a week whose tests read other exercises' answers): makes the
+    submissions instead of :func:`bundles`, and the bundling soundness test is left out.
+    ``more_submissions(root)``/``more_jobs(root)``: more folders for the one nbgrader run,
+    more background processes (see :func:`grade_week`)."""
+    source, release = source_of(week), release_of(week)
 
     @pytest.mark.parametrize("path", [source, release], ids=["solution", "release"])
     def test_committed_notebooks_have_no_outputs(path):
-        assert code_cells_with_outputs(path) == []
+        assert code_cells_with_outputs(path) == [], "clear the outputs before committing"
 
     def test_every_exercise_has_visible_and_hidden_tests_and_the_points_add_up():
-        assert notebook_shape_problems(source, exercises, total) == []
-
-    def test_no_exercise_is_graded_through_another_exercises_answer():
-        assert answers_used_across_exercises(source) == []
+        problems = notebook_shape_problems(source, exercises, total, written)
+        assert problems == [], problems
 
     def test_the_release_hides_solutions_hidden_tests_and_model_answers():
-        text = release.read_text()
-        assert [s for s in ["BEGIN SOLUTION", "BEGIN HIDDEN TESTS", *secrets] if s in text] == []
-        assert graded(release).keys() == graded(source).keys()
+        problems = release_leaks(source, release, secrets)
+        assert problems == [], problems
 
-    def test_the_wrong_answers_name_real_cells_of_their_own_exercise():
-        ids = graded(source).keys() | {c.metadata["nbgrader"]["grade_id"] for c in cells(source)
-                                       if c.metadata.get("nbgrader", {}).get("solution")}
-        for (exercise, name), edits in wrong.items():
-            assert all(cell.startswith(exercise + "_") and cell in ids for cell in edits), name
-            assert expected[(exercise, name)] <= ids, name
+    def test_every_exercise_has_wrong_answers_that_target_its_own_tests(tmp_path):
+        problems = wrong_answer_problems(source, wrongs, at_least)
+        assert problems == [], problems
+        for name, wrong in wrongs.items():  # asserts each edit changes a real cell
+            wrong_answer(source, tmp_path / name, wrong.edits)
+
+    def test_no_exercise_is_graded_through_another_exercises_answer():
+        """What makes grading wrong answers in bundles (one per exercise) sound."""
+        problems = answers_used_across_exercises(source)
+        assert problems == [], problems
 
     @pytest.fixture(scope="module")
     def pipeline(tmp_path_factory):
-        return grade_week_with_wrong_answers(week, source, wrong,
-                                             tmp_path_factory.mktemp(f"week{week}-grading"))
+        root = tmp_path_factory.mktemp(f"week{week}-grading")
+        return grade_week(week, wrongs, root, groups=groups() if groups else None,
+                          more_submissions=more_submissions(root) if more_submissions else None,
+                          more_jobs=more_jobs(root) if more_jobs else None, timeout_s=timeout_s)
 
     @pytest.mark.slow
     def test_the_committed_release_is_what_generate_assignment_makes(pipeline):
-        assert release_is_fresh(pipeline, week, release), (
+        fresh = pipeline["course"] / f"week{week}" / f"week{week}.ipynb"
+        assert json.loads(fresh.read_text()) == json.loads(release.read_text()), (
             f"week{week}/ is out of date: run `make release` and commit week{week}/")
 
     @pytest.mark.slow
@@ -381,32 +526,41 @@ def graded_week_suite(*, week: int, exercises: int, total: float, wrong, expecte
     @pytest.mark.slow
     def test_the_solution_gets_full_marks(pipeline):
         solution = pipeline["reports"]["solution"]
-        assert [t.grade_id for t in solution.failed()] == []
-        assert solution.summary() == f"week{week}: {total:g}/{total:g}"
+        assert [t.grade_id for t in solution.failed()] == [], "\n".join(solution.lines())
+        summary = f"week{week}: {total:g}/{total:g}"
+        assert solution.summary() == solution.lines()[-1] == summary, solution.lines()[-1]
+        assert [w[2] for w in solution.written] == written, solution.written
 
     @pytest.mark.slow
-    @pytest.mark.parametrize(("exercise", "name"), list(wrong),
-                             ids=[f"{e}-{n}" for e, n in wrong])
-    def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, exercise, name):
-        failed = failed_in_own_exercise(pipeline, (exercise, name))
-        assert failed == expected[(exercise, name)], (failed, expected[(exercise, name)])
+    def test_make_check_on_the_untouched_release_prints_zero(pipeline):
+        """What `make check WEEK=N` runs on a fresh clone."""
+        done = pipeline["blank"]
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip().splitlines()[-1] == f"week{week}: 0/{total:g}"
+        assert ("NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
+                in done.stdout)
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("name", list(wrongs))
+    def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
+        assert_wrong_answer_fails_its_tests(pipeline, source, name, wrongs, bare)
 
     @pytest.mark.slow
     def test_wrong_answers_lose_nothing_outside_their_exercises(pipeline):
-        unexplained = unexplained_failures(pipeline, expected)
+        unexplained = unexplained_failures(pipeline, wrongs, total)
         assert unexplained == {}, unexplained
 
     @pytest.mark.slow
     def test_hidden_test_messages_say_what_is_wrong(pipeline):
-        feedback = feedback_of(pipeline)
-        unsaid = [(key, words) for key, words in said.items() if words not in feedback[key]]
+        unsaid = [(name, words) for name, words in said.items()
+                  if not any(words in message for message in messages_of(pipeline, name, wrongs))]
         assert unsaid == [], unsaid
+        for bundle in set(pipeline["bundle_of"].values()):
+            lines = "\n".join(pipeline["reports"][bundle].lines())
+            assert "BEGIN HIDDEN TESTS" not in lines and "_problems" not in lines, bundle
 
-    @pytest.mark.slow
-    def test_make_check_on_the_untouched_release_prints_zero(pipeline):
-        done = pipeline["blank"]
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.strip().splitlines()[-1] == f"week{week}: 0/{total:g}"
-
-    return {name: value for name, value in locals().items()
-            if name.startswith("test_") or name == "pipeline"}
+    tests = {name: value for name, value in locals().items()
+             if name.startswith("test_") or name == "pipeline"}
+    if groups:
+        del tests["test_no_exercise_is_graded_through_another_exercises_answer"]
+    return tests
