@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from course.storage.checkout import copy_tracked  # noqa: E402 - after the path set-up
+
 FAST = ["-m", "not slow and not browser", "-x", "-q", "-p", "no:cacheprovider"]
 SELF_TEST = "tests/test_mutants.py"  # checks every mutant applies: fails on any mutant, so left out
 
@@ -166,22 +169,6 @@ def choose(names: list[str] | None) -> list[Mutant]:
     return [known[n] for n in names]
 
 
-def tracked_files(repo: Path = REPO) -> list[str]:
-    done = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True,
-                          check=True)
-    return [name for name in done.stdout.decode().split("\0") if name]
-
-
-def copy_repo(target: Path, repo: Path = REPO) -> Path:
-    """Copy every tracked file (as it is on disk now) into ``target``."""
-    for name in tracked_files(repo):
-        source = repo / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
-
-
 def planted(mutant: Mutant, text: str) -> str:
     """``text`` with the mutant's bug in it; :class:`MutantError` unless ``old`` occurs once."""
     found = text.count(mutant.old)
@@ -262,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{mutant.name:30} {mutant.path:32} {mutant.bug}")
         return 0
     with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
-        copy = copy_repo(Path(tmp) / "repo")
+        copy = copy_tracked(REPO, Path(tmp) / "repo")
         if not args.no_baseline:
             started = time.monotonic()
             code, output = run_fast_tests(copy, (), args.timeout)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from course.storage.checkout import copy_tracked
+
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = REPO / "docs" / "instructors.md"
 STUDENT_MARK = "*As a student*"
@@ -71,12 +73,7 @@ def test_git_ignores_every_grading_artefact():
 def fresh_clone(target: Path) -> Path:
     """The git-tracked files (a fresh clone), with a ``.venv`` that is this interpreter's
     environment seen from the clone (``make setup`` has nothing left to do)."""
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,
-                             check=True).stdout.decode().split("\0")
-    for name in filter(None, tracked):
-        if (REPO / name).is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, target / name)
+    copy_tracked(REPO, target)
     venv, shared = target / ".venv", Path(sys.prefix)
     (venv / "bin").mkdir(parents=True)
     for item in (shared / "bin").iterdir():

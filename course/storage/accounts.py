@@ -31,6 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from course.storage.checkout import copy_tracked
+
 DEFAULT_ACCOUNT = "crashcourse-pg"
 
 
@@ -118,12 +120,7 @@ def fresh_copy_for(account: pwd.struct_passwd, repo: Path, prefix: str) -> tuple
     base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     home, clone = base / "home", base / "course"
     (home / "tmp").mkdir(parents=True)
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True,
-                             check=True).stdout.decode().split("\0")
-    for name in filter(None, tracked):
-        if (repo / name).is_file():
-            (clone / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(repo / name, clone / name)
+    copy_tracked(repo, clone)
     for path in [base, *base.rglob("*")]:
         os.chown(path, account.pw_uid, account.pw_gid, follow_symlinks=False)
     os.chmod(base, 0o755)
