@@ -117,7 +117,5 @@ def test_a_student_runs_the_fast_tests(student):
                          "JUPYTER_CONFIG_PATH": f"{sys.prefix}/etc/jupyter"})
     tail = "\n".join((ran.stdout + ran.stderr).strip().splitlines()[-15:])
     assert ran.returncode == 0, f"the fast tests fail as {account.pw_name}:\n{tail}"
-    last = tail.splitlines()[-1]
-    assert " passed" in last, tail
-    if in_ci():  # in CI the student's Postgres tests must run, not skip
-        assert "skipped" not in last, tail
+    # under CI the nested run has CI=true too: a Postgres test that skips fails it (tests/ci.py)
+    assert " passed" in tail.splitlines()[-1], tail
