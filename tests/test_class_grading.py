@@ -61,7 +61,7 @@ def test_written_answers_wait_for_a_person_and_are_not_zero(graded):
         if row["note"].startswith("not graded"):
             continue
         assert row["manual"] == "" and row["manual_state"] == "not yet graded", row
-        assert row["manual_max"] == "6" and row["total_max"] == "58"
+        assert row["manual_max"] == "6" and row["total_max"] == str(FULL + 6)
 
 
 def test_a_loop_costs_the_loop_and_the_rest_is_still_graded(graded):

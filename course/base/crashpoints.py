@@ -88,10 +88,14 @@ def provider_answered() -> None:
         die()
 
 
-def writes_saved() -> None:
-    """Called by the harness's saver after every durable ``put_writes``."""
+def writes_saved(task_path: str = "") -> None:
+    """Called by the harness's saver after every durable ``put_writes``, with its task path
+    (``"~__pregel_pull, charge"``). Only the finished node's own write record counts: a
+    late write record of an earlier step, saved while this node ran, is not its window."""
     node = _finished
     if node is None or not _writes_due:
+        return
+    if task_path and task_path.rsplit(", ", 1)[-1] != node:
         return
     _trace(node, "after_writes")
     if _target == (node, "after_writes"):
@@ -99,7 +103,7 @@ def writes_saved() -> None:
     _set_writes_due(False)
 
 
-def await_writes(timeout_s: float = 1.0) -> None:
+def await_writes(timeout_s: float = 10.0) -> None:
     """Hold a step checkpoint until the finished node's write record is saved.
 
     LangGraph 1.2 hands ``put_writes`` and ``put`` to a thread pool and, even with

@@ -570,7 +570,7 @@ class CrashAwareSaver(SqliteSaver):
 
     def put_writes(self, config, writes, task_id, task_path=""):
         super().put_writes(config, writes, task_id, task_path)
-        crashpoints.writes_saved()
+        crashpoints.writes_saved(task_path)
 
     def put(self, config, checkpoint, metadata, new_versions):
         crashpoints.await_writes()  # the node's write record first (langgraph issue 8039)
