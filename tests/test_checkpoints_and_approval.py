@@ -124,6 +124,20 @@ def test_small_refunds_pass_large_ones_wait_and_a_rejection_ends_the_run(world):
     assert len(world.billing.refunds()) == 1 and delivered() == ["inv_9"]
 
 
+def test_the_request_names_the_partner_webhook_only_when_the_graph_posts_it(world):
+    asked = {}
+    for partner in (False, True):
+        graph = approval_graph(world, InMemorySaver(), partner=partner)
+        thread = f"t-partner-{partner}"
+        paused = graph.invoke({**LARGE, "thread_id": thread}, config(thread))
+        asked[partner] = paused["__interrupt__"][0].value
+    assert "partner_webhook" not in asked[False]
+    assert not any("webhook" in line for line in asked[False]["will_send"])
+    assert asked[True]["partner_webhook"]["event"] == "refund.issued"
+    assert asked[True]["will_send"][-1] == "partner webhook refund.issued for inv_11"
+    assert world.webhook.deliveries() == []
+
+
 def test_an_approval_posts_the_named_webhook_once(world):
     graph = approval_graph(world, InMemorySaver(), partner=True)
     graph.invoke(LARGE, config("t-big"))

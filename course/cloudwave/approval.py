@@ -3,8 +3,8 @@
 - :data:`APPROVAL_THRESHOLD_CENTS`: refunds above this wait for a person.
 - :func:`approval_request`: the question put to the person (the value passed to
   ``interrupt``). It names everything the approval lets happen: the refund, the
-  mail, and the partner webhook that ignores keys (so it is sent once, by a
-  decision, instead of by a retry).
+  mail and, when the graph posts it (``state["notifies_partner"]``), the partner
+  webhook that ignores keys, so a person allows it instead of a retry.
 - :func:`read_decision`: the person's answer (the ``Command(resume=...)``
   value) checked and normalised to ``{"approved", "reason", "by"}``; a
   malformed answer is a one-line ``ValueError``.
@@ -15,7 +15,10 @@
   "code before ``interrupt()`` runs again" lesson sends it).
 - :func:`approval_graph`: ``parse → retrieve → [extra nodes] → approve →
   refund → [notify_partner] → email``; a rejection ends the run after
-  ``approve`` (nothing is refunded, nothing is sent).
+  ``approve`` (nothing is refunded, nothing is sent). With ``partner=True`` the
+  approval node sees ``state["notifies_partner"] = True`` (only that node, only
+  for that call: it is not a state channel), so the request it builds names the
+  webhook; without it the request does not.
 """
 
 from __future__ import annotations
@@ -35,17 +38,21 @@ APPROVERS = "approvals@cloudwave.example"
 
 
 def approval_request(state: Mapping[str, Any]) -> dict[str, Any]:
-    """What the person approves: the refund, and everything it lets happen afterwards."""
+    """What the person approves: the refund, and everything it lets happen afterwards (the
+    partner webhook only when the graph posts it: ``state["notifies_partner"]``)."""
     amount = f"{state['cents'] / 100:.2f} {state['currency'].upper()}"
-    return {
+    request = {
         "question": f"Refund {amount} on {state['invoice_id']} to {state['customer_id']}?",
         "thread_id": state["thread_id"], "invoice_id": state["invoice_id"],
         "customer_id": state["customer_id"], "cents": state["cents"],
         "currency": state["currency"],
-        "will_send": ["refund " + amount, f"mail to {state.get('customer_email', '')}",
-                      f"partner webhook refund.issued for {state['invoice_id']}"],
-        "partner_webhook": {"event": "refund.issued", "payload": partner_payload(state)},
+        "will_send": ["refund " + amount, f"mail to {state.get('customer_email', '')}"],
     }
+    if state.get("notifies_partner"):
+        request["will_send"].append(f"partner webhook refund.issued for {state['invoice_id']}")
+        request["partner_webhook"] = {"event": "refund.issued",
+                                      "payload": partner_payload(state)}
+    return request
 
 
 def approval_notice(state: Mapping[str, Any]) -> dict[str, str]:
@@ -107,7 +114,7 @@ def approval_graph(world: Any, checkpointer: Any = None, *, approve: Node = ask_
                    partner: bool = False):
     """The refund flow with a person in it (see the module docstring)."""
     head: dict[str, Node] = {"parse": parse, "retrieve": retrieve, **(before_approval or {}),
-                             "approve": approve}
+                             "approve": _telling_the_partner(approve) if partner else approve}
     tail: dict[str, Node] = {"refund": refund, **({"notify_partner": notify_partner}
                                                   if partner else {}), "email": email}
     clash = sorted(set(before_approval or {}) & {"parse", "retrieve", "approve", *tail})
@@ -126,6 +133,16 @@ def approval_graph(world: Any, checkpointer: Any = None, *, approve: Node = ask_
         graph.add_edge(a, b)
     graph.add_edge(tail_names[-1], END)
     return graph.compile(checkpointer=checkpointer)
+
+
+def _telling_the_partner(approve: Node) -> Node:
+    """``approve``, called with ``notifies_partner`` in its state: the graph posts the
+    partner webhook after a yes, so the request must name it."""
+    def approve_naming_the_webhook(state: dict[str, Any], world: Any) -> dict[str, Any]:
+        return approve({**state, "notifies_partner": True}, world)
+
+    approve_naming_the_webhook.__doc__ = approve.__doc__
+    return approve_naming_the_webhook
 
 
 def _approved_or_not(state: dict[str, Any]) -> str:
