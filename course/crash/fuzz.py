@@ -656,4 +656,8 @@ def run_command(args) -> int:
         print(f"kept {len(failing)} failing run directories, e.g. {failing[0].run_dir}")
     print(report.landed_line())
     print(report.summary())
+    if report.landed < report.wanted:  # a lane died (its traceback is printed above)
+        print(f"error: only {report.landed} of the {report.wanted} kills asked for landed",
+              file=sys.stderr)
+        return 1
     return 1 if args.strict and not report.clean else 0

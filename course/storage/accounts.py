@@ -11,10 +11,11 @@ privileges the same way:
   account (its uid, its group, no supplementary groups). As a normal user it
   gives nothing: the child runs as you.
 
-- :func:`fresh_copy_for`, :func:`python_for`, :func:`run_bare`: a copy of the
-  repository that account owns, a Python it can run, and a bare environment to
-  run it in; ``make lock`` and ``tests/test_as_a_student.py`` resolve the pins
-  this way, so a pin only root's pip can see never reaches ``constraints.txt``.
+- :func:`fresh_copy_for`, :func:`python_for`, :func:`run_bare` (:func:`start_bare`
+  in the background): a copy of the repository that account owns, a Python it
+  can run, and a bare environment to run it in; ``make lock`` and
+  ``tests/test_as_a_student.py`` resolve the pins this way, so a pin only root's
+  pip can see never reaches ``constraints.txt``.
 
 Raises :class:`NoUnprivilegedAccount` (a sentence saying why) when none can be had.
 """
@@ -84,16 +85,30 @@ def run_as(account: pwd.struct_passwd) -> dict[str, Any]:
 
 
 # ------------------------------------------------- doing a student's part as one
+def _bare_env(account: pwd.struct_passwd, home: Path,
+              env: dict[str, str] | None) -> dict[str, str]:
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+            "USER": account.pw_name, "TMPDIR": str(home / "tmp"), **(env or {})}
+
+
 def run_bare(account: pwd.struct_passwd, command: list[str], *, cwd: Path, home: Path,
              env: dict[str, str] | None = None, timeout: float = 600,
              ) -> subprocess.CompletedProcess:
     """Run ``command`` as ``account`` with a bare environment, as a fresh login would
     have it: ``HOME=home``, a plain PATH, no ``PIP_*``, no virtualenv, no root config."""
-    bare = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-            "USER": account.pw_name, "TMPDIR": str(home / "tmp"), **(env or {})}
-    (home / "tmp").mkdir(parents=True, exist_ok=True)
-    return subprocess.run(command, cwd=cwd, env=bare, capture_output=True, text=True,
-                          timeout=timeout, **run_as(account))
+    return subprocess.run(command, cwd=cwd, env=_bare_env(account, home, env),
+                          capture_output=True, text=True, timeout=timeout, **run_as(account))
+
+
+def start_bare(account: pwd.struct_passwd, command: list[str], *, cwd: Path, home: Path,
+               log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """:func:`run_bare` in the background, its output (both streams) going to ``log`` (a
+    file, not a pipe, so a chatty command never stalls on a full pipe)."""
+    with open(log, "w") as sink:
+        return subprocess.Popen(command, cwd=cwd, env=_bare_env(account, home, env),
+                                stdout=sink, stderr=subprocess.STDOUT, text=True,
+                                **run_as(account))
 
 
 def python_for(account: pwd.struct_passwd, home: Path) -> str | None:
