@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from weeks import NBGRADER_WARNINGS, Wrong, cells, replacing, source_of, week_suite
 
 TOTAL = 21
@@ -155,3 +156,15 @@ def test_exercise_4_messages_name_no_mode():
     for message in messages:
         said = " ".join(re.findall(r'^\s+"(.*)"\)?$', message, re.M))
         assert said and not re.search(r"\b(sync|async|exit)\b", said), said
+
+
+@pytest.mark.slow
+def test_the_blank_release_is_told_each_exercise_is_not_done_yet(pipeline):
+    """A hidden test that turns the student's exceptions into messages lets the blank
+    answer's NotImplementedError through: "raised NotImplementedError; return None" would
+    blame an answer nobody wrote yet."""
+    said = [line.strip() for line in pipeline["blank"].stdout.splitlines()
+            if line.startswith("      ")]
+    assert len(said) == 14, said
+    assert all(line.startswith(("NotImplementedError: the exercise is not done yet",
+                                "NameError: name 'MODES' is not defined")) for line in said), said
