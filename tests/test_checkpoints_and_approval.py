@@ -186,13 +186,28 @@ def test_exit_mode_keeps_nothing_when_the_worker_is_killed(tmp_path):
     result = harness.run("refund", "before_effect")
     killed, after = result.attempts[0], result.attempts[1]
     assert killed.outcome == "killed" and killed.checkpoints_s == []
+    assert (killed.checkpoints_left, killed.writes_left) == (0, ())  # read after the kill
     assert [n for n, p in after.reached if p == "before_effect"][:2] == ["parse", "retrieve"]
     sync = CrashHarness(with_durability(naive_support_graph, "sync"), root=tmp_path / "s",
                         message=REFUND_MESSAGE, invoice_id="inv_11").run("refund",
                                                                          "before_effect")
     assert sync.attempts[0].outcome == "killed" and len(sync.attempts[0].checkpoints_s) == 4
+    assert (sync.attempts[0].checkpoints_left, sync.attempts[0].writes_left) == (4, ())
     assert [n for n, p in sync.attempts[1].reached if p == "before_effect"] == [
         "refund", "email"]
+
+
+def test_a_killed_worker_reports_the_write_records_it_left(tmp_path):
+    """Read from the checkpoint file after the kill, before the next worker: a node whose
+    write record is on disk (killed at after_writes) is not run again."""
+    from course.cloudwave import naive_support_graph
+
+    result = CrashHarness(naive_support_graph, root=tmp_path, message=REFUND_MESSAGE,
+                          invoice_id="inv_11").run("retrieve", "after_writes")
+    killed, after = result.attempts[0], result.attempts[1]
+    assert result.killed_as_armed
+    assert (killed.checkpoints_left, killed.writes_left) == (3, ("retrieve",))
+    assert [n for n, p in after.reached if p == "before_effect"] == ["refund", "email"]
 
 
 def test_pause_then_resume_kills_the_paused_process_and_answers_from_another(tmp_path):

@@ -8,22 +8,28 @@ from __future__ import annotations
 
 import shutil
 
+import nbformat
 import pytest
 from weeks import nbgrader_cell, tiny_course
 
 from course.grading.autograde import grade
 
+WRITTEN = nbformat.v4.new_markdown_cell("Because it is.")
+WRITTEN.metadata["nbgrader"] = {"schema_version": 3, "task": False, "locked": False,
+                                "grade": True, "solution": True, "points": 2, "grade_id": "why"}
 CELLS = [
+    nbformat.v4.new_markdown_cell("## Exercise 1 — the answer (10 points)"),
     nbgrader_cell("def answer():\n    ### BEGIN SOLUTION\n    return 42\n    ### END SOLUTION",
                   solution=True, grade_id="answer"),
-    nbgrader_cell("assert answer() == 42", grade=True, locked=True, points=2,
-                  grade_id="passes"),
+    nbgrader_cell("# Exercise 1, hidden test\n### BEGIN HIDDEN TESTS\nassert answer() == 42\n"
+                  "### END HIDDEN TESTS", grade=True, locked=True, points=2, grade_id="passes"),
     nbgrader_cell("assert answer() == 41, 'answer() is not 41'", grade=True, locked=True,
                   points=3, grade_id="fails"),
     nbgrader_cell("1.5  # nbgrader reads a number as the cell's result as partial credit",
                   grade=True, locked=True, points=4, grade_id="partial"),
     nbgrader_cell("import sys\nprint('careful: deprecated', file=sys.stderr)", grade=True,
                   locked=True, points=1, grade_id="stderr"),
+    WRITTEN,
 ]
 
 
@@ -49,6 +55,32 @@ def test_the_report_says_why_points_were_lost(report):
     assert said["partial"] == "partial credit: the cell's result gave 1.5 of 4"
     assert said["stderr"].startswith("the test wrote to stderr, which nbgrader scores 0")
     assert "passes" not in said
+
+
+def test_each_row_names_its_test_and_shows_only_that_tests_points(report):
+    """Not "ok 2/2 Exercise 1 — the answer (10 points)": the exercise's total next to the
+    test's own points reads as a contradiction."""
+    rows = [line for line in report.lines() if line.startswith(("  ok", "  FAIL", "  TIME"))]
+    assert len(rows) == 4 and not [row for row in rows if "points" in row], rows
+    assert rows[0].split() == ["ok", "2/2", "hidden", "test", "of", "Exercise", "1", "—", "the",
+                               "answer", "[passes]"]
+    assert "visible test of Exercise 1 — the answer  [fails]" in rows[1]
+    assert "  - visible test of Exercise 1 — the answer [fails]" in report.lines()
+
+
+def test_the_report_says_who_grades_the_written_answers(report):
+    """Only nbgrader's autograded tests count in the last line; the written answers are
+    graded by the instructor, or by a self-learner against ``rubrics/weekN.md`` (which a
+    tiny week 8 has not: then the model answers in ``solutions/``)."""
+    from course.grading.autograde import REPO, Report
+
+    said = "\n".join(report.lines())
+    assert "Written answers (1 cell, 2 points) are not in the total below" in said
+    assert "In a class your instructor grades them" in said
+    assert "compare them with the model answers in solutions/week8/" in said
+    assert (REPO / "rubrics" / "week3.md").is_file()
+    assert Report(week=3, student="s", submission=REPO / "week3").rubric().startswith(
+        "rubrics/week3.md has a model answer for each")
 
 
 def test_the_report_tells_how_to_grade_the_same_folder_again(tmp_path):

@@ -59,6 +59,8 @@ def test_its_self_check_runs_there_on_visible_tests_only(edition):
                            timeout=600)
     assert blank.returncode == 0, blank.stderr[-2000:]
     assert "hidden tests, which decide your points, are run by your instructor" in blank.stdout
+    # no rubrics in this edition: the instructor grades the written answers
+    assert "Written answers (3 cells, 6 points) are graded by your instructor." in blank.stdout
     last = blank.stdout.strip().splitlines()[-1]
     assert last.startswith("week5: visible tests passed 0/")
     total = last.split("/")[-1]

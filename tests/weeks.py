@@ -539,6 +539,12 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
         assert done.stdout.strip().splitlines()[-1] == f"week{week}: 0/{total:g}"
         assert ("NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
                 in done.stdout)
+        # rows name their test, without the exercise's total; the written answers' rubric;
+        # the time it took, not a promise
+        rows = [line for line in done.stdout.splitlines() if line.startswith("  FAIL")]
+        assert rows and all(" test of " in row and "points)" not in row for row in rows), rows
+        assert f"grade them yourself: rubrics/week{week}.md" in done.stdout
+        assert "graded in " in done.stdout and "half a minute" not in done.stdout
 
     @pytest.mark.slow
     @pytest.mark.parametrize("name", list(wrongs))

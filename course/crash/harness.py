@@ -101,6 +101,10 @@ class Attempt:
     detail: str = ""
     elapsed_s: float = 0.0  # from the worker's start (just after fork) to its end
     checkpoints_s: list[float] = field(default_factory=list)  # each durable put, since start
+    # a killed worker only: what it left for the next one, read from the checkpoint database
+    # after it died (see _left_on_disk)
+    checkpoints_left: int | None = None
+    writes_left: tuple[str, ...] = ()
     frozen: _Frozen | None = field(default=None, repr=False)  # a paused worker, to wake later
 
 
@@ -359,8 +363,10 @@ class CrashHarness:
         elapsed = time.monotonic() - started
         marks = _checkpoint_marks(run_dir, number, started)
         if os.WIFSIGNALED(status):
+            left, writes = _left_on_disk(run_dir, thread_id)
             return Attempt(number, label, "killed", detail=signal.Signals(os.WTERMSIG(status)).name,
-                           elapsed_s=elapsed, checkpoints_s=marks)
+                           elapsed_s=elapsed, checkpoints_s=marks, checkpoints_left=left,
+                           writes_left=writes)
         code = os.WEXITSTATUS(status)
         outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
                    EXIT_RETRY: "retry"}.get(code, "error")
@@ -642,6 +648,35 @@ def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
             attempt.reached = by_attempt.get(paused.number, [])[len(paused.reached):]
             continue
         attempt.reached = by_attempt.get(attempt.number, [])
+
+
+# channels of a write record that do not mean "the node finished": its error, its
+# interrupt, the answer to an interrupt, a scheduled task
+_NOT_FINISHED = ("__error__", "__interrupt__", "__resume__", "__scheduled__")
+
+
+def _left_on_disk(run_dir: Path, thread_id: str) -> tuple[int, tuple[str, ...]]:
+    """What the checkpoint database holds for ``thread_id`` now: the number of checkpoints,
+    and the nodes whose write records sit on the newest one (they finished in the step that
+    was running, so the next worker applies their writes instead of running them). Read with
+    a connection of its own, closed before the next fork. The timeline marks
+    (``checkpoints_s``) cannot say this: a worker killed between a background ``put`` and
+    its mark, or whose write record landed without a step checkpoint, is only seen here."""
+    conn = sqlite3.connect(run_dir / CHECKPOINTS)
+    try:
+        newest = conn.execute(
+            "SELECT COUNT(*), MAX(checkpoint_id) FROM checkpoints"
+            " WHERE thread_id = ? AND checkpoint_ns = ''", (thread_id,)).fetchone()
+        if not newest[0]:
+            return 0, ()
+        paths = conn.execute(
+            "SELECT task_path FROM writes WHERE thread_id = ? AND checkpoint_ns = ''"
+            f" AND checkpoint_id = ? AND channel NOT IN ({', '.join('?' * len(_NOT_FINISHED))})"
+            " ORDER BY rowid", (thread_id, newest[1], *_NOT_FINISHED)).fetchall()
+    finally:
+        conn.close()
+    nodes = [path.rsplit(", ", 1)[-1] for (path,) in paths if path]
+    return newest[0], tuple(dict.fromkeys(nodes))
 
 
 def _checkpoint_marks(run_dir: Path, number: int, started: float) -> list[float]:

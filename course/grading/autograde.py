@@ -13,12 +13,17 @@ What ``make check [WEEK=N [SUBMISSION=DIR]]`` runs. It promises:
 - It all happens in a throwaway course folder in a temporary directory: the
   repository never gets a ``gradebook.db``, ``submitted/`` or ``autograded/``.
   The submission folder is only read.
-- The report lists every test cell (passed or not, points, which exercise) and,
-  for each failed one, what the test said. Cells stopped by the time limit
+- The report lists every test cell, one row each, named by what it is ("visible
+  test of Exercise 2 — ...", "hidden test of ..."), with the points it earned out of
+  its own points (never the exercise's total next to them), and, for each failed
+  one, what the test said. Cells stopped by the time limit
   (``ExecutePreprocessor.timeout``) are named as such; grading goes on.
 - The last line is exactly ``weekN: <earned>/<total>``, where ``<total>`` counts
-  the autograded tests. Written answers (manually graded cells) are listed with
-  their points, to be graded by a person.
+  the autograded tests. Written answers (manually graded cells) are counted with
+  their points and left out of the total; the report says who grades them (your
+  instructor, or you against ``rubrics/weekN.md``).
+- It announces no duration it cannot keep: it says what the time depends on and, at
+  the end, how long grading took.
 - Without ``--week`` it grades every week that has a source notebook, each from
   its ``weekN/`` folder, and ends with a ``summary``: one ``weekN: x/y`` line per
   week and a last line ``total: x/y``.
@@ -44,6 +49,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +58,7 @@ import nbformat
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"
+HIDDEN = "### BEGIN " + "HIDDEN TESTS"  # in two parts: the student edition ships this file
 
 
 class GradingError(Exception):
@@ -61,15 +68,21 @@ class GradingError(Exception):
 @dataclass
 class CellResult:
     grade_id: str
-    exercise: str
+    exercise: str  # the heading the cell sits under, without its "(N points)"
     points: float
     earned: float
     message: str = ""  # what the failing test said (its last error line)
     timed_out: bool = False
+    kind: str = "test"  # "visible test" or "hidden test"
 
     @property
     def passed(self) -> bool:
         return self.earned >= self.points
+
+    @property
+    def label(self) -> str:
+        """What the report calls this cell: "hidden test of Exercise 2 — ..."."""
+        return f"{self.kind} of {self.exercise}"
 
 
 @dataclass
@@ -98,6 +111,14 @@ class Report:
     def summary(self) -> str:
         return f"week{self.week}: {_num(self.earned)}/{_num(self.total)}"
 
+    def rubric(self) -> str:
+        """Where a self-learner finds what each written answer must say."""
+        rubric = REPO / "rubrics" / f"week{self.week}.md"
+        if rubric.is_file():
+            return (f"{rubric.relative_to(REPO)} has a model answer for each and says what "
+                    "earns each point")
+        return f"compare them with the model answers in solutions/week{self.week}/"
+
     def again(self) -> str:
         """The command that grades this same folder again."""
         default = (REPO / f"week{self.week}").resolve()
@@ -123,21 +144,22 @@ class Report:
             out.append("")
         for t in self.tests:
             mark = "ok  " if t.passed else ("TIME" if t.timed_out else "FAIL")
-            out.append(f"  {mark}  {_num(t.earned):>3}/{_num(t.points):<3} {t.exercise}  "
+            out.append(f"  {mark}  {_num(t.earned):>3}/{_num(t.points):<3} {t.label}  "
                        f"[{t.grade_id}]")
         failed = self.failed()
         if failed:
             out += ["", "What the failing tests said:"]
             for t in failed:
-                out.append(f"  - {t.exercise} [{t.grade_id}]")
+                out.append(f"  - {t.label} [{t.grade_id}]")
                 out.append(f"      {t.message or 'no message (the test cell did not run)'}")
             out.append("  Fix the code of those exercises, run the notebook top to bottom, save "
                        f"it, and run `{self.again()}` again.")
         if self.written:
             points = sum(p for _, _, p in self.written)
-            out += ["", f"Written answers ({len(self.written)} cells, {_num(points)} points) are "
-                    "graded by a person (your instructor, or you against the model answers) "
-                    "and are not in the total below."]
+            cells = f"{len(self.written)} cell{'s' if len(self.written) != 1 else ''}"
+            out += ["", f"Written answers ({cells}, {_num(points)} points) are not in the total "
+                    "below. In a class your instructor grades them; on your own, grade them "
+                    f"yourself: {self.rubric()}."]
         out += ["", self.summary()]
         return out
 
@@ -290,7 +312,7 @@ def _report(course: Path, week: int, student: str, folder: Path, notebooks: list
             report.missing.append(name)
         outcomes, stopped = _outcomes(graded) if graded else ({}, [])
         report.stopped += [f"{name}, {where}" for where in stopped]
-        for grade_id, exercise, points, written in _grade_cells(source):
+        for grade_id, exercise, points, written, hidden in _grade_cells(source):
             if written:
                 report.written.append((grade_id, exercise, points))
                 continue
@@ -299,23 +321,31 @@ def _report(course: Path, week: int, student: str, folder: Path, notebooks: list
             if earned < points and not message and grade_id in outcomes:
                 message = f"partial credit: the cell's result gave {_num(earned)} of {_num(points)}"
             report.tests.append(CellResult(grade_id, exercise, points, earned, message,
-                                           timed_out))
+                                           timed_out, "hidden test" if hidden else "visible test"))
     return report
 
 
-def _grade_cells(notebook) -> list[tuple[str, str, float, bool]]:
-    """(grade id, exercise heading, points, is a written answer) for every graded cell."""
+def _grade_cells(notebook) -> list[tuple[str, str, float, bool, bool]]:
+    """(grade id, exercise heading without its points, points, is a written answer, holds
+    hidden tests) for every graded cell of a source notebook."""
     found, heading = [], "(before the first heading)"
     for cell in notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "markdown" and not meta.get("grade"):
             titles = re.findall(r"^#{1,3} +(.+)$", cell.source, re.M)
             if titles:
-                heading = titles[0].strip()
+                heading = _without_points(titles[0])
         if meta.get("grade"):
             written = bool(meta.get("solution"))
-            found.append((meta["grade_id"], heading, float(meta.get("points", 0)), written))
+            found.append((meta["grade_id"], heading, float(meta.get("points", 0)), written,
+                          HIDDEN in cell.source))
     return found
+
+
+def _without_points(heading: str) -> str:
+    """``Exercise 1 — the approval node (8 points)`` → ``Exercise 1 — the approval node``:
+    the exercise's total next to one test's points reads as a contradiction."""
+    return re.sub(r"\s*\(\s*\d+(\.\d+)?\s+points?\b[^)]*\)", "", heading).strip()
 
 
 def _outcomes(graded) -> tuple[dict[str, tuple[str, bool]], list[str]]:
@@ -458,7 +488,9 @@ def _graded(week: int, folder: Path, args: argparse.Namespace) -> dict[str, Repo
         print(f"make check: {error}", file=sys.stderr)
         return None
     print(f"nbgrader is running {_shown(folder)} (as saved on disk) in a fresh kernel with "
-          "every test, hidden ones included; this takes about half a minute...", flush=True)
+          "every test, hidden ones included; that takes as long as running the notebook top "
+          "to bottom, plus a few seconds...", flush=True)
+    started = time.monotonic()
     with _stderr_to_file() as noise:
         try:
             reports = grade(week, {"student": folder}, timeout_s=args.timeout, keep=args.keep)
@@ -471,6 +503,7 @@ def _graded(week: int, folder: Path, args: argparse.Namespace) -> dict[str, Repo
             sys.stderr.write(noise.read_text()[-4000:])
         print(f"make check: {failure}", file=sys.stderr)
         return None
+    print(f"graded in {time.monotonic() - started:.0f} s", flush=True)
     return reports
 
 

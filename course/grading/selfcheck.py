@@ -7,6 +7,8 @@ nbgrader's hidden tests cannot run there). It promises:
   fresh kernel, as saved on disk; the file is only read;
 - every test cell is listed: ``ok`` or ``FAIL`` with the test's last error line, or
   ``hidden`` for a cell whose tests are all hidden (run by the instructor);
+- written answers are counted (cells, points) and said to be graded by the instructor
+  (this edition holds no rubrics or model answers);
 - the last line is ``weekN: visible tests passed a/b``; it never claims a score, because
   hidden tests decide the points; exit status 0 when it ran, 2 on bad input.
 """
@@ -26,6 +28,18 @@ def is_hidden_only(source: str) -> bool:
     """A released test cell whose code was all hidden tests (only comments remain)."""
     return not [line for line in source.splitlines()
                 if line.strip() and not line.strip().startswith("#")]
+
+
+def written_answers(notebook: Path) -> str:
+    """The line about the notebook's written answers ("" if it has none)."""
+    points = [cell.metadata["nbgrader"].get("points", 0)
+              for cell in nbformat.read(notebook, as_version=4).cells
+              if cell.metadata.get("nbgrader", {}).get("grade")
+              and cell.metadata["nbgrader"].get("solution")]
+    if not points:
+        return ""
+    cells = f"{len(points)} cell{'s' if len(points) != 1 else ''}"
+    return f"Written answers ({cells}, {sum(points):g} points) are graded by your instructor."
 
 
 def check(notebook: Path, timeout_s: int = 120) -> tuple[list[str], int, int]:
@@ -76,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
           "hidden tests, which decide your points, are run by your instructor", flush=True)
     lines, passed, visible = check(notebook)
     print("\n".join(lines))
+    written = written_answers(notebook)
+    if written:
+        print(written)
     print(f"week{args.week}: visible tests passed {passed}/{visible}", flush=True)
     return 0
 
