@@ -11,10 +11,11 @@ private home such as ``/root/.pyenv``). :func:`ensure` builds, next to nothing e
 - ``proxy/``: JupyterHub's proxy, ``configurable-http-proxy``, installed with
   ``npm ci`` from ``scripts/hub/package-lock.json``;
 - ``installed.json``: the stamp. The folder's name carries a hash of
-  ``constraints.txt``, ``pyproject.toml``, the proxy's lock file and the Python
-  version (:func:`fingerprint`), so a new pin means a new folder; the stamp also holds a
-  hash of the ``course`` package's tracked files, and when only those changed the package
-  alone is reinstalled (seconds, not minutes).
+  ``constraints.txt``, ``pyproject.toml``'s dependency tables, the proxy's lock file and
+  the Python version (:func:`fingerprint`), so a new pin means a new folder; the stamp
+  also holds a hash of the ``course`` package's tracked files and ``pyproject.toml``
+  (:func:`course_hash`), and when only those changed the package alone is reinstalled
+  (seconds, not minutes). Folders of older pins unused for two weeks are removed.
 
 Where: ``/var/lib/crashcourse/hub-<hash>`` as root (every folder world-readable, so the
 class's accounts can run it), ``~/.cache/crashcourse/hub-<hash>`` otherwise;
@@ -41,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +58,7 @@ from course.storage.checkout import copy_tracked, tracked_files
 REPO = Path(__file__).resolve().parents[2]
 HUB_FILES = Path("scripts") / "hub"
 CONFIG = HUB_FILES / "jupyterhub_config.py"
-DEPENDENCY_FILES = ("constraints.txt", "pyproject.toml", str(HUB_FILES / "package.json"),
+DEPENDENCY_FILES = ("constraints.txt", str(HUB_FILES / "package.json"),
                     str(HUB_FILES / "package-lock.json"))
 EXTRA = "hub"
 
@@ -110,18 +112,28 @@ def hub_home() -> Path:
 
 
 def fingerprint(repo: Path = REPO) -> str:
-    """Twelve hex digits naming the dependencies: pins, pyproject, proxy lock, Python."""
+    """Twelve hex digits naming the dependencies: the pins, pyproject's dependency tables
+    (not its tool settings: a new pytest marker rebuilds nothing), the proxy's lock, the
+    Python version."""
     digest = hashlib.sha256(f"python{sys.version_info.major}.{sys.version_info.minor}".encode())
+    pyproject = tomllib.loads((Path(repo) / "pyproject.toml").read_text())
+    project = pyproject.get("project", {})
+    wanted = {"build-system": pyproject.get("build-system"),
+              **{key: project.get(key) for key in ("requires-python", "dependencies",
+                                                    "optional-dependencies")}}
+    digest.update(json.dumps(wanted, sort_keys=True).encode())
     for name in DEPENDENCY_FILES:
         digest.update(name.encode() + b"\0" + (Path(repo) / name).read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 
 def course_hash(repo: Path = REPO) -> str:
-    """A hash of the ``course`` package's tracked files as they are on disk now."""
+    """A hash of what the installed package is made from: the ``course`` package's tracked
+    files and ``pyproject.toml``, as they are on disk now."""
     digest = hashlib.sha256()
     for name in sorted(tracked_files(repo)):
-        if name.startswith("course/") and (Path(repo) / name).is_file():
+        if (name.startswith("course/") or name == "pyproject.toml") and (
+                Path(repo) / name).is_file():
             digest.update(name.encode() + b"\0" + (Path(repo) / name).read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
@@ -151,6 +163,8 @@ def using(repo: Path = REPO) -> Iterator[HubEnv]:
         env = ensure(repo)
         with _locked(env, fcntl.LOCK_SH):
             if env.installed().get("course") == wanted:  # not swapped since ensure()
+                with contextlib.suppress(OSError):
+                    os.utime(env.stamp)  # last used: see _prune
                 yield env
                 return
     raise HubUnavailable(f"{env.root} keeps being rebuilt by another checkout")
@@ -304,7 +318,27 @@ def ensure(repo: Path = REPO, say=None) -> HubEnv:
                  "seconds": round(time.monotonic() - started, 1)}
         env.stamp.write_text(json.dumps(stamp, indent=1) + "\n")
         env.stamp.chmod(0o644)
+    _prune(keep=env)
     return env
+
+
+def _prune(keep: HubEnv, unused_days: float = 14) -> None:
+    """Remove other hub environments (older pins) nobody has used for ``unused_days``
+    and nobody holds now (each is about 0.7 GB)."""
+    cutoff = time.time() - unused_days * 86400
+    for other in hub_home().glob("hub-*"):
+        env = HubEnv(other)
+        if other == keep.root or not other.is_dir():
+            continue
+        with contextlib.suppress(OSError):
+            if env.stamp.exists() and env.stamp.stat().st_mtime > cutoff:
+                continue
+            with open(other.parent / f".{other.name}.lock", "a") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # being built or used right now
+                shutil.rmtree(other, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------- CLI
