@@ -8,6 +8,8 @@ small client that talks to it the way each user's browser or extension would.
   exchange and its role's Jupyter config), a random class password, its log (the users'
   servers log there too) in ``test-artifacts/hub/<name>.log``. As root, the hub creates a
   real account per user: names carry a random tag, so no existing account is touched.
+  ``account=`` (as root) runs the hub as that normal user instead: the configuration's
+  other branch, one account and a home per user.
 - :meth:`ClassHub.give_course`: the instructor's clone of the course (the tracked files),
   owned by the instructor.
 - :meth:`ClassHub.login` (a token from the hub's API for the user's name and the class
@@ -117,13 +119,18 @@ class ClassHub:
     port: int
     process: subprocess.Popen
     log_path: Path
+    as_root: bool = True  # the hub runs as root: real accounts (else: homes, one account)
+    account: pwd.struct_passwd | None = None  # as root: the normal user that runs the hub
     made_accounts: list[str] = field(default_factory=list)
     tokens: dict[str, str] = field(default_factory=dict)
     pids: set[int] = field(default_factory=set)
 
     # ------------------------------------------------------------------ start
     @classmethod
-    def start(cls, env: HubEnv, name: str, students: int = 2) -> ClassHub:
+    def start(cls, env: HubEnv, name: str, students: int = 2,
+              account: pwd.struct_passwd | None = None) -> ClassHub:
+        """Start the hub; as root, ``account`` runs it as that normal user instead (the
+        configuration's no-accounts branch)."""
         tag = secrets.token_hex(2)
         instructor = f"hub{tag}-instructor"
         pupils = [f"hub{tag}-{n}" for n in ("ada", "bo")[:students]]
@@ -132,11 +139,15 @@ class ClassHub:
         exchange = state / "exchange"
         ports = [free_port() for _ in range(3)]
         password = secrets.token_urlsafe(16)
-        root = os.geteuid() == 0
+        root = os.geteuid() == 0 and account is None
+        runs_as = {}
+        if account is not None:
+            os.chown(state, account.pw_uid, account.pw_gid)
+            runs_as = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
         missing = [u for u in [instructor, *pupils] if root and not _account(u)]
         hub_env = {  # built from nothing: no PYTHONPATH or virtualenv of the test leaks in
             "PATH": f"{env.bin}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-            "HOME": os.environ.get("HOME", "/root"),
+            "HOME": str(state) if account else os.environ.get("HOME", "/root"),
             "COURSE_HUB_STATE": str(state), "COURSE_EXCHANGE": str(exchange),
             "COURSE_HUB_INSTRUCTOR": instructor, "COURSE_HUB_STUDENTS": " ".join(pupils),
             "COURSE_HUB_PASSWORD": password, "COURSE_HUB_PORT": str(ports[0]),
@@ -149,9 +160,9 @@ class ClassHub:
             process = subprocess.Popen(
                 [str(env.jupyterhub), "-f", str(REPO / CONFIG)], cwd=state, env=hub_env,
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+                start_new_session=True, **runs_as)
         hub = cls(env, state, exchange, instructor, pupils, password, ports[0], process,
-                  log_path, made_accounts=missing)
+                  log_path, as_root=root, account=account, made_accounts=missing)
         try:
             hub._wait_ready()
         except BaseException:
@@ -182,18 +193,20 @@ class ClassHub:
 
     # ------------------------------------------------------------------ users
     def home(self, user: str) -> Path:
-        if os.geteuid() == 0:
+        if self.as_root:
             return Path(pwd.getpwnam(user).pw_dir)
         return self.state / "home" / user
 
     def give_course(self) -> Path:
-        """The instructor's clone of the course: the tracked files, owned by the instructor."""
+        """The instructor's clone of the course: the tracked files, owned by the instructor
+        (by the hub's one account when it does not run as root)."""
         target = self.home(self.instructor) / COURSE_ID
         copy_tracked(REPO, target)
-        if os.geteuid() == 0:
-            account = pwd.getpwnam(self.instructor)
-            for path in [target, *target.rglob("*")]:
-                os.chown(path, account.pw_uid, account.pw_gid, follow_symlinks=False)
+        owner = pwd.getpwnam(self.instructor) if self.as_root else self.account
+        if owner is not None:
+            top = target if self.as_root else self.state / "home"
+            for path in [top, *top.rglob("*")]:
+                os.chown(path, owner.pw_uid, owner.pw_gid, follow_symlinks=False)
         return target
 
     def login(self, user: str, password: str | None = None) -> str:

@@ -2,9 +2,13 @@
 
 The hub is ``scripts/hub/jupyterhub_config.py`` (the configuration docs/instructors.md
 shows), run from the environment ``make hub-deps`` builds (``course.grading.hub``), on
-127.0.0.1 with a shared class password. As root each user is a real account (made by the
-hub for this test, with a random tag, and deleted afterwards); as a normal user all run as
-you in homes of their own.
+127.0.0.1 with a shared class password, once per branch of that configuration:
+
+- ``real-accounts`` (root, as in CI): each user is a real account, made by the hub for
+  this test (names carry a random tag) and deleted afterwards;
+- ``one-account``: the hub runs as a normal user (as root, the course's unprivileged
+  account; otherwise you), and every user's server runs as that account in a home of
+  its own (the accounts are not separated).
 
 1. The instructor, in their own server's formgrader (HTTP, with their token): generates
    week 5 from ``solutions/week5`` and releases it to the shared exchange.
@@ -21,7 +25,7 @@ you in homes of their own.
 
 Also: students have no formgrader, and a student's token does not open the instructor's
 server. Every server, the hub, the proxy and (as root) the accounts are gone afterwards,
-even on failure. Seconds per phase: ``test-artifacts/hub/timings.txt``.
+even on failure. Seconds per phase: ``test-artifacts/hub/timings-<branch>.txt``.
 """
 
 from __future__ import annotations
@@ -36,8 +40,10 @@ from urllib.parse import quote
 import nbformat
 import pytest
 from classroom_fixtures import SOURCE
-from hubclass import ARTIFACTS, COURSE_ID, ClassHub, hub_environment
+from hubclass import ARTIFACTS, COURSE_ID, ClassHub, hub_environment, unavailable
 from weeks import autograded_points, graded
+
+from course.storage.accounts import NoUnprivilegedAccount, unprivileged_account
 
 pytestmark = [pytest.mark.slow, pytest.mark.hub]
 
@@ -94,20 +100,31 @@ class Clock:
         self.laps.append((name, now - self.last))
         self.last = now
 
-    def write(self) -> None:
+    def write(self, name: str) -> None:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        lines = [f"{name}: {seconds:.1f} s" for name, seconds in self.laps]
+        lines = [f"{lap}: {seconds:.1f} s" for lap, seconds in self.laps]
         lines.append(f"total: {time.monotonic() - self.start:.1f} s")
-        (ARTIFACTS / "timings.txt").write_text("\n".join(lines) + "\n")
+        (ARTIFACTS / f"timings-{name}.txt").write_text("\n".join(lines) + "\n")
         print("\n".join(lines))
 
 
-@pytest.fixture(scope="module")
-def hub():
+@pytest.fixture(scope="module", params=["real-accounts", "one-account"])
+def hub(request):
+    """The class hub, once per branch of its configuration: run as root (a real account per
+    user), and run as a normal user (one account, a home per user). As root the second runs
+    the hub as the course's unprivileged account; as a normal user, as you."""
+    account = None
+    if request.param == "real-accounts" and os.geteuid() != 0:
+        pytest.skip("real accounts need root (the one-account hub runs as you instead)")
+    if request.param == "one-account" and os.geteuid() == 0:
+        try:
+            account = unprivileged_account()
+        except NoUnprivilegedAccount as error:
+            unavailable(str(error))
     clock = Clock()
     with hub_environment() as env:
         clock.lap("hub environment ready (make hub-deps)")
-        started = ClassHub.start(env, "class")
+        started = ClassHub.start(env, f"class-{request.param}", account=account)
         try:
             started.clock = clock
             clock.lap("hub started")
@@ -115,7 +132,7 @@ def hub():
         finally:
             started.stop()
             clock.lap("everything stopped")
-            clock.write()
+            clock.write(request.param)
 
 
 def test_a_class_releases_fetches_submits_grades_and_returns_feedback_on_jupyterhub(hub):
@@ -170,6 +187,8 @@ def test_a_class_releases_fetches_submits_grades_and_returns_feedback_on_jupyter
     assert got == {ada: (FULL, TOTAL, True), bo: (0, TOTAL, False)}, got
     formgrader(hub, f"assignment/{WEEK}/generate_feedback", timeout=300)
     formgrader(hub, f"assignment/{WEEK}/release_feedback")
+    feedback = stat.S_IMODE(os.stat(hub.exchange / COURSE_ID / "feedback").st_mode)
+    assert feedback == 0o711, oct(feedback)  # students open their own file, list nothing
     clock.lap("feedback generated and released")
 
     # 4. Each student fetches the feedback through their own server and reads the score.
