@@ -244,14 +244,19 @@ def _install_course(env: HubEnv, repo: Path, *, with_dependencies: bool) -> None
         _run(f"pip install of the course into {env.root}", command, cwd=scratch)
 
 
-def _build(env: HubEnv, repo: Path) -> None:
-    """Build in place (a venv's scripts name the folder they were made in); the stamp is
-    written last, so a half-built folder is never taken for a built one."""
+def _tools() -> tuple[str, str]:
+    """(npm, a Python every account can run), or :class:`HubUnavailable` saying which is
+    missing, before anything is built."""
     npm = shutil.which("npm")
     if npm is None:
         raise HubUnavailable("npm is not installed (JupyterHub's proxy, "
                              "configurable-http-proxy, installs with npm; install Node.js 20+)")
-    python = _python_every_account_can_run()
+    return npm, _python_every_account_can_run()
+
+
+def _build(env: HubEnv, repo: Path, npm: str, python: str) -> None:
+    """Build in place (a venv's scripts name the folder they were made in); the stamp is
+    written last, so a half-built folder is never taken for a built one."""
     shutil.rmtree(env.root, ignore_errors=True)
     env.root.mkdir(parents=True)
     try:
@@ -306,9 +311,10 @@ def ensure(repo: Path = REPO, say=None) -> HubEnv:
         stamp = env.installed()  # another process may have finished it while we waited
         started = time.monotonic()
         if stamp.get("dependencies") != env.root.name:
+            npm, python = _tools()
             if say:
                 say(f"building the hub's environment in {env.root} (a few minutes, once)...")
-            _build(env, repo)
+            _build(env, repo, npm, python)
         elif stamp.get("course") != wanted:
             _install_course(env, repo, with_dependencies=False)
             _world_readable(env.root / "venv")
