@@ -46,6 +46,14 @@ browser-deps:
 	@bash scripts/ensure-chromium.sh
 test: browser-deps
 
+# JupyterHub for tests/test_jupyterhub.py: an environment of its own that every account can
+# run (course.grading.hub), built once per set of pins; when it is there, a stamp check.
+# When it cannot be installed it says why in one line and the hub tests skip (fail in CI).
+.PHONY: hub-deps
+hub-deps: setup
+	@$(BIN)/python -m course.grading.hub ensure
+test: hub-deps
+
 test-fast: setup
 	$(PYTEST) -m "not slow and not browser"
 

@@ -3,11 +3,12 @@
 - :func:`in_ci` is the only place that reads ``CI``. Any value except an empty
   one, ``0``, ``false``, ``no`` or ``off`` (any case) means CI: a typo such as
   ``CI=on`` must make the required tests run, never quietly skip them.
-- The tests marked with a name in :data:`REQUIRED_IN_CI` (the README's Postgres
-  and browser tests) skip on a student machine that lacks the server or the
-  browser. Under CI a skip of one of them fails the whole run: the two hooks
-  below, imported by ``tests/conftest.py``, note such skips as they happen and
-  set a non-zero exit status at the end of the session, naming each test.
+- The tests marked with a name in :data:`REQUIRED_IN_CI` (the README's Postgres,
+  browser and JupyterHub tests) skip on a student machine that lacks the server, the
+  browser or the hub's environment. Under CI a skip of one of them fails the whole
+  run: the two hooks below, imported by ``tests/conftest.py``, note such skips as
+  they happen and set a non-zero exit status at the end of the session, naming each
+  test.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 
 import pytest
 
-REQUIRED_IN_CI = ("postgres", "browser")
+REQUIRED_IN_CI = ("postgres", "browser", "hub")
 NOT_CI = ("", "0", "false", "no", "off")
 _skipped_required: list[str] = []
 
@@ -45,7 +46,7 @@ def pytest_sessionfinish(session, exitstatus):
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     lines = [f"CI: {len(_skipped_required)} required test(s) skipped; in CI the "
-             f"{' and '.join(REQUIRED_IN_CI)} tests must run:"]
+             f"{', '.join(REQUIRED_IN_CI)} tests must run:"]
     lines += [f"  {name}" for name in _skipped_required]
     if reporter is not None:
         reporter.write_line("\n".join(lines), red=True)

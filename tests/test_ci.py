@@ -27,7 +27,7 @@ def test_every_fixture_asks_the_same_function():
     readers = [p.relative_to(ROOT).as_posix() for p in TESTS.rglob("*.py")
                if re.search(r"""(\.get\(|\[)\s*["']CI["']""", p.read_text())]
     assert readers == ["tests/ci.py"], "only tests/ci.py may read CI from the environment"
-    for fixture in ("tests/fixtures_pg.py", "tests/browser/conftest.py"):
+    for fixture in ("tests/fixtures_pg.py", "tests/browser/conftest.py", "tests/hubclass.py"):
         assert "from ci import in_ci" in (ROOT / fixture).read_text(), fixture
 
 

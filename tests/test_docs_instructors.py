@@ -62,6 +62,19 @@ def test_the_readme_gives_the_guides_commands():
     assert readme and set(readme) <= guide, set(readme) - guide
 
 
+def test_the_guides_hub_configuration_is_the_file_the_hub_test_starts():
+    from course.grading.hub import CONFIG
+
+    text = GUIDE.read_text()
+    hub = text[text.index("## A class on JupyterHub"):text.index("## Zero to JupyterHub")]
+    [shown] = re.findall(r"```python\n(.*?)```", hub, re.S)
+    in_file = {line.strip() for line in (REPO / CONFIG).read_text().splitlines()}
+    missing = [line for line in shown.splitlines() if line.strip() not in in_file]
+    assert missing == [], f"shown in the guide, not in {CONFIG}: {missing}"
+    assert "```bash" not in text[text.index("## A class on JupyterHub"):], (
+        "the hub and Kubernetes sections are configuration: the docs test must not run them")
+
+
 def test_git_ignores_every_grading_artefact():
     inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=REPO,
                             capture_output=True, text=True)

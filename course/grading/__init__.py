@@ -20,6 +20,8 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
   :mod:`course.grading.rubric`: rubrics for graders.
 - :mod:`course.grading.edition` / :mod:`course.grading.selfcheck`: the student edition
   and its visible-tests-only ``make check``.
+- :mod:`course.grading.hub`: the class JupyterHub's own environment (``make hub-deps``;
+  its configuration is ``scripts/hub/jupyterhub_config.py``).
 """
 
 from course.grading.checks import (
