@@ -6,13 +6,15 @@ solution and every known-wrong answer in ONE nbgrader run, keeping its course fo
 
 Each wrong submission is the solution with realistic mistakes, one per exercise (bundled by
 the suite), so every exercise is shown at least two wrong answers across the submissions,
-and each mistake must lose points on its own exercise and nowhere else.
+and each mistake must lose points on its own exercise and nowhere else. Right answers
+written differently from the solution (another way of settling a booking in flight,
+another key form) must get full marks.
 """
 
 from __future__ import annotations
 
 import pytest
-from weeks import NBGRADER_WARNINGS, Wrong, executed_solution, output_text, week_suite
+from weeks import NBGRADER_WARNINGS, Right, Wrong, executed_solution, output_text, week_suite
 
 pytestmark = NBGRADER_WARNINGS
 
@@ -45,6 +47,64 @@ def book_marta_once(world, trip_id, flight_id):
     """A key the airline deduplicates on, but it names the process, not the trip."""
     return world.airline.book(customer_id="cus_marta", flight_id=flight_id,
                               idempotency_key=f"{trip_id}:{flight_id}:{os.getpid()}")
+'''
+
+LIBRARY_BOOK_ONCE = '''
+from course.travel import book_once
+
+
+def book_marta_once(world, trip_id, flight_id):
+    """The course's own guarded booking, under the exercise's name."""
+    return book_once(world, trip_id, flight_id)
+'''
+
+AIRLINE_KEY_ONLY = '''
+from course.durable import idem_key
+
+
+def book_marta_once(world, trip_id, flight_id):
+    """A stable key the airline deduplicates on, and no record of our own."""
+    args = {"customer_id": "cus_marta", "flight_id": flight_id}
+    return world.airline.book(**args, idempotency_key=idem_key(trip_id, "book_flight", args))
+'''
+
+FIRE = '''
+    def fire(*, customer_id, flight_id, idem_key):
+        return world.airline.book(customer_id=customer_id, flight_id=flight_id,
+                                  idempotency_key=idem_key)
+
+    args = {"customer_id": "cus_marta", "flight_id": flight_id}'''
+
+LOOKUP_BY_KEY = '''
+from course.durable import NeedsReconcile, guarded, reconcile
+
+
+def book_marta_once(world, trip_id, flight_id):
+    """Settles a booking in flight by looking its key up (as week 7 once taught)."""''' + FIRE + '''
+    try:
+        return guarded(trip_id, "book_flight", fire, args, store=world.records)
+    except NeedsReconcile:
+        reconcile(trip_id, "book_flight", store=world.records,
+                  lookup=world.airline.find_by_key)
+        return guarded(trip_id, "book_flight", fire, args, store=world.records)
+'''
+
+SALTED_SESSION = '''
+import uuid
+
+from course.durable import NeedsReconcile, guarded, reconcile
+
+DEPLOYMENT = uuid.uuid4().hex[:8]  # one per running process
+
+
+def book_marta_once(world, trip_id, flight_id):
+    """Guarded and settled by re-sending, but the guard's session names the process."""
+    session = f"{trip_id}:{DEPLOYMENT}"''' + FIRE + '''
+    try:
+        return guarded(session, "book_flight", fire, args, store=world.records)
+    except NeedsReconcile:
+        reconcile(session, "book_flight", fire, store=world.records)
+        return guarded(session, "book_flight", fire, args, store=world.records)
 '''
 
 RESUME_WITH_CONTINUE = '''
@@ -148,11 +208,24 @@ def build_my_graph(world, checkpointer):
 
 WRONG = {  # name: Wrong(exercise, {answer cell: new source}, the tests it must fail)
     "ex1_naive_booking": Wrong(1, {"ex1_book_once": NAIVE_BOOKING}, {
-        "ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill"}),
+        "ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill",
+        "ex1_new_process"}),
     "ex1_guard_without_reconcile": Wrong(1, {"ex1_book_once": GUARD_WITHOUT_RECONCILE}, {
         "ex1_twice_in_one_process", "ex1_deep_agents_kill"}),
     "ex1_key_with_the_pid": Wrong(1, {"ex1_book_once": KEY_WITH_THE_PID}, {
-        "ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill"}),
+        "ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill",
+        "ex1_new_process"}),
+    # the course's book_once does the work (the fresh reader's 30/30)
+    "ex1_library_book_once": Wrong(1, {"ex1_book_once": LIBRARY_BOOK_ONCE},
+                                   {"ex1_twice_in_one_process"}),
+    # the airline's key alone: right until the airline forgets the key (24 h)
+    "ex1_airline_key_only": Wrong(1, {"ex1_book_once": AIRLINE_KEY_ONLY},
+                                  {"ex1_twice_in_one_process"}),
+    # settled through the simulator's find_by_key, which a real airline does not have
+    "ex1_lookup_by_key": Wrong(1, {"ex1_book_once": LOOKUP_BY_KEY},
+                               {"ex1_twice_in_one_process"}),
+    # a per-process salt survives forks from the kernel, not a new interpreter
+    "ex1_salted_session": Wrong(1, {"ex1_book_once": SALTED_SESSION}, {"ex1_new_process"}),
     "ex2_resume_with_continue": Wrong(2, {"ex2_resume": RESUME_WITH_CONTINUE},
                                       {"ex2_pending_call_kept"}),
     "ex2_resume_on_a_new_thread": Wrong(2, {"ex2_resume": RESUME_ON_A_NEW_THREAD},
@@ -173,11 +246,60 @@ WRONG = {  # name: Wrong(exercise, {answer cell: new source}, the tests it must 
                                      {"ex5_clean_audit", "ex5_still_does_the_job"}),
 }
 
+# ------------------------------------------------------------------ right answers
+RESEND_LIKE_WEEK_5 = '''
+from course.durable import NeedsReconcile, guarded, reconcile
+
+
+def book_marta_once(world, trip_id, flight_id):
+    """Book Marta on flight_id at most once for trip_id; return the booking."""
+    args = {"customer_id": "cus_marta", "flight_id": flight_id}
+
+    def book(*, customer_id, flight_id, idem_key):
+        return world.airline.book(customer_id=customer_id, flight_id=flight_id,
+                                  idempotency_key=idem_key)
+
+    try:
+        return guarded(trip_id, "book_flight", book, args, store=world.records)
+    except NeedsReconcile:
+        reconcile(trip_id, "book_flight", book, store=world.records)  # week 5: resend same key
+        return guarded(trip_id, "book_flight", book, args, store=world.records)
+'''
+
+OTHER_STEP_RESENT_BY_HAND = '''
+from course.durable import NeedsReconcile, guarded, record_id
+
+
+def book_marta_once(world, trip_id, flight_id):
+    """Another step name and arguments; a booking in flight re-sent by hand, as in week 5."""
+    def book(*, flight_id, idem_key):
+        return world.airline.book(customer_id="cus_marta", flight_id=flight_id,
+                                  idempotency_key=idem_key)
+
+    try:
+        return guarded(trip_id, "book", book, {"flight_id": flight_id}, store=world.records)
+    except NeedsReconcile as pending:  # the same request, under the key it was first sent with
+        answer = book(flight_id=flight_id, idem_key=pending.idem_key)
+        world.records.record_result(record_id(trip_id, "book"), answer)
+        return answer
+'''
+
+RIGHT = {  # name: Right(exercise, {answer cell: new source}): each must get full marks
+    # the fresh reader's answer: reconcile(..., fn), which the old visible test failed
+    "ex1_resend_like_week_5": Right(1, {"ex1_book_once": RESEND_LIKE_WEEK_5}),
+    # step "book", args {"flight_id"}: failed before with a misleading message
+    "ex1_other_step_resent_by_hand": Right(1, {"ex1_book_once": OTHER_STEP_RESENT_BY_HAND}),
+}
+
 
 globals().update(week_suite(
-    week=7, exercises=5, total=30, written=[2, 2, 2], wrongs=WRONG, timeout_s=1200,
+    week=7, exercises=5, total=30, written=[2, 2, 2], wrongs=WRONG, rights=RIGHT,
+    timeout_s=1200,
     demos=[
         "naive tool, killed after booking, resumed: 2 booking(s)",
+        '"currency": "eur", "replayed": true}',
+        "the airline's key alone, called again 25 h later: 2 booking(s)",
+        "book_once (guard + key), called again 25 h later: 1 booking(s)",
         "guarded tool, killed after booking, resumed: 1 booking(s)",
         "book_naive + 'Continue': cancelled calls ['book_flight']",
         "book_once + 'Continue': cancelled calls ['book_flight'], book_flight "
@@ -203,11 +325,16 @@ globals().update(week_suite(
             "did book_marta_once raise instead of settling the booking",
         "ex2_resume_on_a_new_thread": "the crashed thread was not resumed",
         "ex5_email_node_removed": "the graph's writes are [('charge', 'billing.charge')]",
-        "ex1_key_with_the_pid": "a booking left in flight was booked again",
+        "ex1_key_with_the_pid": "the booking the killed process left in flight was booked again",
         "ex5_charge_key_per_call": "side effect(s) can be repeated by a crash",
+        "ex1_library_book_once": "book_marta_once calls the course's book_once",
+        "ex1_airline_key_only": "called again 25 hours later, after the airline forgot the key",
+        "ex1_lookup_by_key": "looked the key up with find_by_key",
+        "ex1_salted_session": "a brand-new Python process, running your code again from its "
+                              "source, booked the same trip again",
     },
     secrets=["_DiesAfter", "fork_session=True).session_id", "patch middleware answers",
-             '("none", "recovery policy")'],
+             '("none", "recovery policy")', "in_fresh_interpreter", "_book_in_a_new_process"],
 ))
 
 
