@@ -206,6 +206,34 @@ def build_my_graph(world, checkpointer):
     return build_graph(nodes, world=world, checkpointer=checkpointer)
 '''
 
+COURSE_KEYED_GRAPH = '''
+from course.cloudwave import keyed_graph
+
+
+def build_my_graph(world, checkpointer):
+    """The course's keyed graph, under the exercise's name."""
+    return keyed_graph(world, checkpointer)
+'''
+
+EMAIL_ID_PER_CALL = '''
+import uuid
+
+from course.cloudwave import receipt
+from course.durable import readable_key
+''' + KEYED_CHARGE + '''
+
+def my_email(state, world):
+    mail = receipt(state)
+    email_id = readable_key(state["thread_id"], mail["template"], str(uuid.uuid4()))
+    return {"email": world.mail.send(**mail, email_id=email_id), "log": ["email"]}
+
+
+def build_my_graph(world, checkpointer):
+    """Every write carries a key, but the receipt's is new on every call."""
+    nodes = {"parse": parse, "retrieve": retrieve, "charge": my_charge, "email": my_email}
+    return build_graph(nodes, world=world, checkpointer=checkpointer)
+'''
+
 WRONG = {  # name: Wrong(exercise, {answer cell: new source}, the tests it must fail)
     "ex1_naive_booking": Wrong(1, {"ex1_book_once": NAIVE_BOOKING}, {
         "ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill",
@@ -238,12 +266,15 @@ WRONG = {  # name: Wrong(exercise, {answer cell: new source}, the tests it must 
                                        {"ex4_row1", "ex4_row2", "ex4_row3", "ex4_row5"}),
     "ex4_guard_for_everything": Wrong(4, {"ex4_table": GUARD_FOR_EVERYTHING},
                                       {"ex4_row2", "ex4_row3", "ex4_row4"}),
-    "ex5_email_left_unkeyed": Wrong(5, {"ex5_graph": EMAIL_LEFT_UNKEYED},
-                                    {"ex5_clean_audit", "ex5_still_does_the_job"}),
+    "ex5_email_left_unkeyed": Wrong(5, {"ex5_graph": EMAIL_LEFT_UNKEYED}, {"ex5_clean_audit"}),
     "ex5_email_node_removed": Wrong(5, {"ex5_graph": EMAIL_NODE_REMOVED},
                                     {"ex5_still_does_the_job"}),
     "ex5_charge_key_per_call": Wrong(5, {"ex5_graph": CHARGE_KEY_PER_CALL},
-                                     {"ex5_clean_audit", "ex5_still_does_the_job"}),
+                                     {"ex5_clean_audit"}),
+    # the course's keyed graph instead of the student's own nodes (the fresh reader's 30/30)
+    "ex5_course_keyed_graph": Wrong(5, {"ex5_graph": COURSE_KEYED_GRAPH}, {"ex5_clean_audit"}),
+    # one bug, one lost test: the hidden test asks only that the graph still does its job
+    "ex5_email_id_per_call": Wrong(5, {"ex5_graph": EMAIL_ID_PER_CALL}, {"ex5_clean_audit"}),
 }
 
 # ------------------------------------------------------------------ right answers
@@ -284,11 +315,40 @@ def book_marta_once(world, trip_id, flight_id):
         return answer
 '''
 
+HASHED_EMAIL_ID = '''
+from course.cloudwave import receipt
+from course.durable import guarded
+from course.durable import idem_key as fingerprint
+
+
+def build_my_graph(world, checkpointer):
+    """My own nodes; the receipt's email id is a hash, not a readable key."""
+    def charge(state, world):
+        args = {"customer_id": state["customer_id"], "invoice_id": state["invoice_id"],
+                "cents": state["cents"], "currency": state["currency"]}
+
+        def capture(idem_key, **kwargs):
+            return world.billing.charge(**kwargs, idempotency_key=idem_key)
+
+        return {"charge": guarded(state["thread_id"], "charge", capture, args,
+                                  store=world.records), "log": ["charge"]}
+
+    def email(state, world):
+        mail = receipt(state)
+        email_id = fingerprint(state["thread_id"], "email",
+                               {"template": mail["template"], "invoice_id": state["invoice_id"]})
+        return {"email": world.mail.send(**mail, email_id=email_id), "log": ["email"]}
+
+    nodes = {"parse": parse, "retrieve": retrieve, "charge": charge, "email": email}
+    return build_graph(nodes, world=world, checkpointer=checkpointer)
+'''
+
 RIGHT = {  # name: Right(exercise, {answer cell: new source}): each must get full marks
     # the fresh reader's answer: reconcile(..., fn), which the old visible test failed
     "ex1_resend_like_week_5": Right(1, {"ex1_book_once": RESEND_LIKE_WEEK_5}),
     # step "book", args {"flight_id"}: failed before with a misleading message
     "ex1_other_step_resent_by_hand": Right(1, {"ex1_book_once": OTHER_STEP_RESENT_BY_HAND}),
+    "ex5_hashed_email_id": Right(5, {"ex5_graph": HASHED_EMAIL_ID}),
 }
 
 
@@ -324,7 +384,8 @@ globals().update(week_suite(
         "ex1_guard_without_reconcile":
             "did book_marta_once raise instead of settling the booking",
         "ex2_resume_on_a_new_thread": "the crashed thread was not resumed",
-        "ex5_email_node_removed": "the graph's writes are [('charge', 'billing.charge')]",
+        "ex5_email_node_removed": "the graph's writes are [('charge', 'billing.charge')]: "
+                                  "nothing emails the receipt in 'email'",
         "ex1_key_with_the_pid": "the booking the killed process left in flight was booked again",
         "ex5_charge_key_per_call": "side effect(s) can be repeated by a crash",
         "ex1_library_book_once": "book_marta_once calls the course's book_once",
@@ -332,6 +393,8 @@ globals().update(week_suite(
         "ex1_lookup_by_key": "looked the key up with find_by_key",
         "ex1_salted_session": "a brand-new Python process, running your code again from its "
                               "source, booked the same trip again",
+        "ex5_course_keyed_graph": "your graph runs the course's charge_keyed, email_keyed",
+        "ex5_email_id_per_call": "1 side effect(s) can be repeated by a crash",
     },
     secrets=["_DiesAfter", "fork_session=True).session_id", "patch middleware answers",
              '("none", "recovery policy")', "in_fresh_interpreter", "_book_in_a_new_process"],
