@@ -368,6 +368,7 @@ globals().update(week_suite(
         "resume 2 booking(s)",
         "book_once: transcript ended at ('assistant', 'call book_flight'); after "
         "resume 1 booking(s)",
+        "the resume's first entry: ('user', \"Continue Marta's booking.\")",
         "original transcript unchanged: True",
         "resume after the restart: No conversation found with session ID",
         "fresh session after the restart: 1 booking(s)",
