@@ -15,7 +15,7 @@ import pytest
 
 from course.base import crashpoints
 from course.durable import NeedsReconcile
-from course.grading import run_forked
+from course.grading import Spy, run_forked
 from course.travel import (
     CONTINUE,
     TRIP,
@@ -29,7 +29,7 @@ from course.travel import (
     transcript,
     write_then_rewind,
 )
-from course.world import IdempotencyKeyMismatch, InvalidRequest
+from course.world import IdempotencyKeyMismatch, InvalidRequest, ResponseLost
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -94,6 +94,21 @@ def test_book_once_settles_a_booking_left_in_flight_instead_of_booking_again(tra
     booking = book_once(travel, TRIP, "VY1042")
     assert booking["replayed"] is True
     assert travel.count("bookings") == 1
+
+
+def test_book_once_settles_by_sending_the_same_request_again_never_by_a_lookup(travel):
+    """Stripe has no lookup by key: the in-flight booking is settled by re-sending its key."""
+    travel.airline.inject("lose_response")  # booked and charged; the answer never arrives
+    with pytest.raises(ResponseLost):
+        book_once(travel, TRIP, "VY1042")
+    landed = travel.airline.bookings()[0]["idempotency_key"]
+    travel.airline = airline = Spy(travel.airline)
+    booking = book_once(travel, TRIP, "VY1042")
+    assert booking["replayed"] is True and travel.count("bookings") == 1
+    assert airline.called("find_by_key") == 0
+    assert [kw["idempotency_key"] for name, kw in airline.calls if name == "book"] == [landed]
+    assert book_once(travel, TRIP, "VY1042") == booking  # recorded now: no call at all
+    assert airline.called("book") == 1
 
 
 # -------------------------------------------------------------- real kills

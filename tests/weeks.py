@@ -1,7 +1,9 @@
 """The week-test machinery every ``tests/test_weekN.py`` shares (weeks 1-7).
 
 A week's test module declares its known-wrong answers as :class:`Wrong` (the cells a student
-would write, the exercise they belong to, the tests they must fail), sets ``pytestmark =
+would write, the exercise they belong to, the tests they must fail), and may declare right
+answers written differently from the solution as :class:`Right` (they must get full marks),
+sets ``pytestmark =
 NBGRADER_WARNINGS`` and adds :func:`week_suite`'s tests to its globals, then its own tests.
 The suite's module-scoped ``pipeline`` fixture (:func:`grade_week`) runs ``make check
 WEEK=N`` on the untouched release in a background process while this process grades, in
@@ -212,6 +214,16 @@ class Wrong:
         object.__setattr__(self, "fails", frozenset(self.fails))
 
 
+@dataclass(frozen=True)
+class Right:
+    """A right answer written differently from the solution (another key form, another way
+    of settling): ``edits`` to answer cells of exercise ``exercise``; its submission must get
+    full marks. Graded in bundles like :class:`Wrong` (``right1``, ``right2``, ...)."""
+
+    exercise: int
+    edits: Edits
+
+
 def replacing(old: str, new: str) -> Callable[[str], str]:
     """An edit for :class:`Wrong`: ``old`` (which must be in the cell) becomes ``new``."""
     def edit(source: str) -> str:
@@ -220,7 +232,7 @@ def replacing(old: str, new: str) -> Callable[[str], str]:
     return edit
 
 
-def bundles(wrongs: Mapping[str, Wrong]) -> dict[str, list[str]]:
+def bundles(wrongs: Mapping[str, Wrong | Right], prefix: str = "wrong") -> dict[str, list[str]]:
     """``{bundle: [wrong-answer names]}``: bundle ``wrongK`` holds the K-th wrong answer of
     every exercise, so a week with three wrong answers per exercise executes its notebook
     four times (solution + three bundles), not thirteen. Sound only when no test reads
@@ -230,7 +242,7 @@ def bundles(wrongs: Mapping[str, Wrong]) -> dict[str, list[str]]:
     for name, wrong in wrongs.items():
         per_exercise[wrong.exercise].append(name)
     rounds = max(len(names) for names in per_exercise.values())
-    return {f"wrong{k + 1}": [names[k] for names in per_exercise.values() if k < len(names)]
+    return {f"{prefix}{k + 1}": [names[k] for names in per_exercise.values() if k < len(names)]
             for k in range(rounds)}
 
 
@@ -311,32 +323,55 @@ def wrong_answer_problems(source: Path, wrongs: Mapping[str, Wrong], at_least: i
     return problems
 
 
+def right_answer_problems(source: Path, rights: Mapping[str, Right]) -> list[str]:
+    """What is wrong with a week's table of right answers (empty: nothing): each must edit
+    real answer cells of its own exercise only."""
+    answers = exercise_of_answers(source)
+    return [f"{name}: edits {sorted(right.edits)}, not all answer cells of exercise "
+            f"{right.exercise}" for name, right in rights.items()
+            if not right.edits or {answers.get(g) for g in right.edits} != {right.exercise}]
+
+
 # ------------------------------------------------------------------- one week's pipeline
+def _submissions(source: Path, root: Path, answers: Mapping[str, Wrong | Right],
+                 groups: Mapping[str, list[str]]) -> tuple[dict[str, Path], dict[str, str]]:
+    """One submission folder per group (the solution with its answers' edits):
+    ``({submission: folder}, {answer name: submission})``."""
+    folders, bundle_of = {}, {}
+    for bundle, names in groups.items():
+        edits: dict = {}
+        for name in names:
+            clash = set(edits) & set(answers[name].edits)
+            assert not clash, f"two answers of {bundle} edit the same cells: {clash}"
+            edits.update(answers[name].edits)
+            bundle_of[name] = bundle
+        folders[bundle] = wrong_answer(source, root / bundle, edits)
+    assert bundle_of.keys() == answers.keys(), "every answer is graded exactly once"
+    return folders, bundle_of
+
+
 def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
                groups: Mapping[str, list[str]] | None = None,
+               rights: Mapping[str, Right] | None = None,
                more_submissions: Mapping[str, Path] | None = None,
                more_jobs: Mapping[str, subprocess.Popen] | None = None,
                timeout_s: float = 600) -> dict:
     """``make check WEEK=<week>`` on the untouched release (and ``more_jobs``) in the
     background, while ONE nbgrader run here grades the solution, every wrong answer (in
-    ``groups``, ``{submission: [wrong-answer names]}``, by default :func:`bundles`) and
-    ``more_submissions``, keeping its course folder under ``root/course``.
+    ``groups``, ``{submission: [wrong-answer names]}``, by default :func:`bundles`), every
+    right answer (in :func:`bundles` ``right1``, ``right2``, ...) and ``more_submissions``,
+    keeping its course folder under ``root/course``.
 
     Returns ``{"course", "reports": {submission: Report}, "bundle_of": {wrong-answer name:
-    submission}, "blank": CompletedProcess, **more_jobs' CompletedProcess}``."""
+    submission}, "right_bundle_of": {right-answer name: submission}, "blank":
+    CompletedProcess, **more_jobs' CompletedProcess}``."""
     from course.grading import autograde as grading
 
     source = source_of(week)
-    folders, bundle_of = {}, {}
-    for bundle, names in (groups or bundles(wrongs)).items():
-        edits: dict = {}
-        for name in names:
-            clash = set(edits) & set(wrongs[name].edits)
-            assert not clash, f"two wrong answers of {bundle} edit the same cells: {clash}"
-            edits.update(wrongs[name].edits)
-            bundle_of[name] = bundle
-        folders[bundle] = wrong_answer(source, root / "wrong" / bundle, edits)
-    assert bundle_of.keys() == wrongs.keys(), "every wrong answer is graded exactly once"
+    folders, bundle_of = _submissions(source, root / "wrong", wrongs, groups or bundles(wrongs))
+    right_folders, right_bundle_of = _submissions(source, root / "right", rights or {},
+                                                  bundles(rights, "right") if rights else {})
+    folders.update(right_folders)
     before = nbgrader_state_in_repo()
     jobs = {"blank": start_make_check(week), **(more_jobs or {})}
     try:
@@ -345,7 +380,8 @@ def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
     finally:
         done = finish(jobs, timeout_s)
     assert nbgrader_state_in_repo() == before, "grading wrote nbgrader files into the repo"
-    return {"course": root / "course", "reports": reports, "bundle_of": bundle_of, **done}
+    return {"course": root / "course", "reports": reports, "bundle_of": bundle_of,
+            "right_bundle_of": right_bundle_of, **done}
 
 
 def source_of(week: int) -> Path:
@@ -457,6 +493,7 @@ def messages_of(pipeline: dict, name: str, wrongs: Mapping[str, Wrong]) -> list[
 def week_suite(*, week: int, exercises: int, total: float, written: list[float],
                wrongs: Mapping[str, Wrong], demos: list[str], said: Mapping[str, str],
                secrets: list[str], at_least: int = 2, bare: Collection[str] = (),
+               rights: Mapping[str, Right] | None = None,
                groups: Callable[[], Mapping[str, list[str]]] | None = None,
                more_submissions: Callable[[Path], Mapping[str, Path]] | None = None,
                more_jobs: Callable[[Path], Mapping[str, subprocess.Popen]] | None = None,
@@ -470,7 +507,8 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     per exercise; ``demos``: text the executed solution must show; ``said``: ``{wrong-answer
     name: words one of its failed tests' messages must contain}``; ``secrets``: text the
     release must not contain; ``bare``: test cells whose failure may say no more than
-    ``AssertionError`` (a known gap in the notebook).
+    ``AssertionError`` (a known gap in the notebook); ``rights``: ``{name: Right}``, right
+    answers written differently from the solution, each of which must get full marks.
 
     ``groups`` (for a week whose tests read other exercises' answers): makes the
     submissions instead of :func:`bundles`, and the bundling soundness test is left out.
@@ -495,6 +533,10 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
         assert problems == [], problems
         for name, wrong in wrongs.items():  # asserts each edit changes a real cell
             wrong_answer(source, tmp_path / name, wrong.edits)
+        problems = right_answer_problems(source, rights or {})
+        assert problems == [], problems
+        for name, right in (rights or {}).items():
+            wrong_answer(source, tmp_path / name, right.edits)
 
     def test_no_exercise_is_graded_through_another_exercises_answer():
         """What makes grading wrong answers in bundles (one per exercise) sound."""
@@ -505,6 +547,7 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     def pipeline(tmp_path_factory):
         root = tmp_path_factory.mktemp(f"week{week}-grading")
         return grade_week(week, wrongs, root, groups=groups() if groups else None,
+                          rights=rights,
                           more_submissions=more_submissions(root) if more_submissions else None,
                           more_jobs=more_jobs(root) if more_jobs else None, timeout_s=timeout_s)
 
@@ -552,6 +595,16 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
         assert_wrong_answer_fails_its_tests(pipeline, source, name, wrongs, bare)
 
     @pytest.mark.slow
+    @pytest.mark.parametrize("name", list(rights or {}))
+    def test_a_right_answer_written_differently_gets_full_marks(pipeline, name):
+        report = pipeline["reports"][pipeline["right_bundle_of"][name]]
+        exercise = exercise_of_tests(source)
+        lost = [f"{t.grade_id}: {t.message.strip()[-600:]}" for t in report.failed()
+                if exercise[t.grade_id] == rights[name].exercise]
+        assert lost == [], f"{name} is right, yet it lost points: {lost}"
+        assert report.summary() == f"week{week}: {total:g}/{total:g}", "\n".join(report.lines())
+
+    @pytest.mark.slow
     def test_wrong_answers_lose_nothing_outside_their_exercises(pipeline):
         unexplained = unexplained_failures(pipeline, wrongs, total)
         assert unexplained == {}, unexplained
@@ -569,4 +622,6 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
              if name.startswith("test_") or name == "pipeline"}
     if groups:
         del tests["test_no_exercise_is_graded_through_another_exercises_answer"]
+    if not rights:
+        del tests["test_a_right_answer_written_differently_gets_full_marks"]
     return tests

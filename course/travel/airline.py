@@ -102,10 +102,6 @@ class TravelWorld:
         self.airline = Airline(self.directory / "airline.db", **airline_options)
         self.records = SQLiteStore(self.directory / "records.db")
 
-    def find_effect(self, key: str) -> dict[str, Any] | None:
-        """Reconciliation lookup: what the airline holds for ``key`` (``None``: nothing)."""
-        return self.airline.find_by_key(key)
-
     def bookings_table(self) -> Table:
         """Every booking with the key it was made under."""
         return Table(self.airline.bookings(), ["id", "customer_id", "flight_id", "charge_id",

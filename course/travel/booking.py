@@ -7,7 +7,11 @@ idempotent, so the protection lives here, in one function both frameworks call:
 - :func:`book_once` books through :func:`course.durable.guarded` under the trip's
   id (intent recorded before the call, the result after it lands, the key sent
   to the airline), and settles a booking that was in flight when the last
-  process died with :func:`course.durable.reconcile` before going on.
+  process died with :func:`course.durable.reconcile` before going on: the same
+  request is sent again with the same key, and the airline answers with the
+  booking it already made (``replayed=True``) or, if it never got the first
+  request, makes it now, once. Nothing here looks a booking up by its key: a
+  real provider (Stripe, for one) has no such call.
 
 Both pass the crash points ``book_flight/before_effect`` and
 ``book_flight/after_effect`` (the booking and its charge are committed at the
@@ -55,8 +59,8 @@ def book_once(world: TravelWorld, trip_id: str, flight_id: str,
     args = {"customer_id": customer_id, "flight_id": flight_id}
     try:
         return guarded(trip_id, STEP, fire, args, store=world.records)
-    except NeedsReconcile:  # the last process died mid-booking: ask the airline first
-        reconcile(trip_id, STEP, store=world.records, lookup=world.find_effect)
+    except NeedsReconcile:  # the last process died mid-booking: send the same request again
+        reconcile(trip_id, STEP, fire, store=world.records)  # the same key: a replay, not a seat
         return guarded(trip_id, STEP, fire, args, store=world.records)
 
 
