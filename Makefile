@@ -22,10 +22,15 @@ help:
 
 setup: $(STAMP)
 
+# After the install, a one-line .pth makes every interpreter of the venv import
+# rfc3987_syntax (a ~2 s parser build jsonschema pulls in) only when an IRI is first
+# checked: course/base/lazy_rfc3987.py says why. Rewritten only when it differs.
+
 $(STAMP): pyproject.toml constraints.txt Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
 		-c constraints.txt -e '.[$(EXTRAS)]'
+	$(BIN)/python -m course.base.lazy_rfc3987 install-pth
 	@touch $(STAMP)
 
 lab: setup

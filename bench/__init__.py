@@ -14,5 +14,9 @@ One module per benchmark, each with ``run(quick: bool) -> list[Comparison]``:
   versus a LangGraph SqliteSaver step;
 - :mod:`bench.notebooks`: each solution notebook executed headless versus an
   empty notebook;
-- :mod:`bench.fuzz_rate`: crash-fuzz throughput in kills per second.
+- :mod:`bench.fuzz_rate`: crash-fuzz throughput in kills per second;
+- :mod:`bench.grading`: ``make grade`` per submission and ``make check`` against a bare
+  nbclient run (wall and CPU), the 2-worker speed-up, nbgrader's start-up per command.
+
+``python -m bench --only grading`` runs one of them.
 """

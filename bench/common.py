@@ -25,7 +25,7 @@ class Comparison:
     baseline: str  # what it is divided by, e.g. "raw SQLite commit"
     subject_samples: list[float]
     baseline_samples: list[float]
-    unit: str = "s"  # "s" (lower is better) or "kills/s" (higher is better)
+    unit: str = "s"  # "s" or "CPU s" (lower is better) or "kills/s" (higher is better)
     target: float | None = None  # e.g. 30.0 (ratio >= 30) or 2.2 (ratio <= 2.2)
     target_is_max: bool = False  # True: the ratio must stay at or below the target
     note: str = ""
@@ -59,7 +59,8 @@ class Comparison:
         return f"target {sign} {self.target:g}x: {verdict}"
 
     def lines(self) -> list[str]:
-        fmt = _fmt_time if self.unit == "s" else (lambda v: f"{v:.1f} {self.unit}")
+        fmt = {"s": _fmt_time, "CPU s": lambda v: f"{_fmt_time(v)} CPU"}.get(
+            self.unit, lambda v: f"{v:.1f} {self.unit}")
         n_s, n_b = len(self.subject_samples), len(self.baseline_samples)
         out = [f"  {self.subject:<44} median {fmt(self.subject_median):>12}  (n={n_s})",
                f"  {self.baseline:<44} median {fmt(self.baseline_median):>12}  (n={n_b})",

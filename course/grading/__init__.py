@@ -24,7 +24,12 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
   its configuration is ``scripts/hub/jupyterhub_config.py``).
 """
 
-from course.grading.checks import (
+# First, before anything imports nbformat (and so jsonschema): ~2 s saved per process.
+from course.base.lazy_rfc3987 import install as _lazy_rfc3987
+
+_lazy_rfc3987()
+
+from course.grading.checks import (  # noqa: E402
     DiesAfter,
     NotPortable,
     Spy,
@@ -36,7 +41,7 @@ from course.grading.checks import (
     portable_source,
     run_forked,
 )
-from course.grading.node_spy import count_runs
+from course.grading.node_spy import count_runs  # noqa: E402
 
 __all__ = [
     "DiesAfter",

@@ -56,6 +56,9 @@ from pathlib import Path
 
 import nbformat
 
+from course.grading import speedups
+from course.grading.speedups import throwaway_gradebook
+
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"
 HIDDEN = "### BEGIN " + "HIDDEN TESTS"  # in two parts: the student edition ships this file
@@ -168,7 +171,6 @@ class Report:
 def grade(week: int, submissions: Mapping[str, str | Path], *, timeout_s: int | None = None,
           repo: Path = REPO, keep: Path | None = None) -> dict[str, Report]:
     """Grade each ``{student: folder}`` against ``solutions/week<week>`` in one nbgrader run."""
-    source = repo / "solutions" / f"week{week}"
     notebooks = check_request(week, submissions.values(), repo=repo)
     for student in submissions:
         if not re.fullmatch(r"[A-Za-z0-9_-]+", student):
@@ -179,33 +181,41 @@ def grade(week: int, submissions: Mapping[str, str | Path], *, timeout_s: int | 
     with tempfile.TemporaryDirectory(prefix=f"grade-week{week}-") as tmp:
         course = Path(keep) if keep else Path(tmp)
         course.mkdir(parents=True, exist_ok=True)
-        assignment = f"week{week}"
-        shutil.copytree(source, course / "solutions" / assignment,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-        for student, folder in submissions.items():
-            target = course / "submitted" / student / assignment
-            target.mkdir(parents=True)
-            for name in notebooks:
-                if (Path(folder) / name).is_file():
-                    shutil.copy2(Path(folder) / name, target / name)
-        config = _config(repo, course, timeout_s)
-        _run_nbgrader("generate_assignment", config, assignment)
-        failure = _run_nbgrader("autograde", config, assignment, raise_on_failure=False)
-        limit = config.ExecutePreprocessor.timeout
-        scores = _gradebook_scores(config.CourseDirectory.db_url, assignment)
-        reports = {student: _report(course, week, student, Path(folder), notebooks, limit,
-                                    scores.get(student, {}))
-                   for student, folder in submissions.items()}
-        for student, report in reports.items():  # submitted, yet nbgrader produced nothing
-            lost = [n for n in report.missing if (Path(submissions[student]) / n).is_file()]
-            report.missing = [n for n in report.missing if n not in lost]
-            report.kernel_died = bool(lost)
-            for test in report.tests if lost else []:
-                test.message = "not run: the notebook's kernel died (see KERNEL DIED above)"
-        explained = _kernel_died(failure) and any(r.kernel_died for r in reports.values())
-        if failure and not explained:
-            raise GradingError(f"nbgrader autograde failed:\n{failure}")
-        return reports
+        with throwaway_gradebook(course):
+            return _grade_in(course, week, submissions, notebooks, repo, timeout_s)
+
+
+def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
+              notebooks: list[str], repo: Path, timeout_s: int | None) -> dict[str, Report]:
+    """:func:`grade`, in the throwaway course folder ``course``."""
+    source = repo / "solutions" / f"week{week}"
+    assignment = f"week{week}"
+    shutil.copytree(source, course / "solutions" / assignment,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for student, folder in submissions.items():
+        target = course / "submitted" / student / assignment
+        target.mkdir(parents=True)
+        for name in notebooks:
+            if (Path(folder) / name).is_file():
+                shutil.copy2(Path(folder) / name, target / name)
+    config = _config(repo, course, timeout_s)
+    _run_nbgrader("generate_assignment", config, assignment)
+    failure = _run_nbgrader("autograde", config, assignment, raise_on_failure=False)
+    limit = config.ExecutePreprocessor.timeout
+    scores = _gradebook_scores(config.CourseDirectory.db_url, assignment)
+    reports = {student: _report(course, week, student, Path(folder), notebooks, limit,
+                                scores.get(student, {}))
+               for student, folder in submissions.items()}
+    for student, report in reports.items():  # submitted, yet nbgrader produced nothing
+        lost = [n for n in report.missing if (Path(submissions[student]) / n).is_file()]
+        report.missing = [n for n in report.missing if n not in lost]
+        report.kernel_died = bool(lost)
+        for test in report.tests if lost else []:
+            test.message = "not run: the notebook's kernel died (see KERNEL DIED above)"
+    explained = _kernel_died(failure) and any(r.kernel_died for r in reports.values())
+    if failure and not explained:
+        raise GradingError(f"nbgrader autograde failed:\n{failure}")
+    return reports
 
 
 def check_request(week: int, folders, *, repo: Path = REPO) -> list[str]:
@@ -229,7 +239,7 @@ def release(week: int, *, repo: Path = REPO) -> Path:
     folder, so no ``gradebook.db`` is left in the repository."""
     if not any((repo / "solutions" / f"week{week}").glob("*.ipynb")):
         raise GradingError(f"solutions/week{week} has no notebook to release")
-    with tempfile.TemporaryDirectory(prefix="release-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="release-") as tmp, throwaway_gradebook(tmp):
         config = _config(repo, repo, None, db=Path(tmp) / "gradebook.db")
         _run_nbgrader("generate_assignment", config, f"week{week}")
     return repo / f"week{week}"
@@ -265,6 +275,7 @@ def _run_nbgrader(command: str, config, assignment: str, *, raise_on_failure: bo
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.utils import capture_log
 
+    speedups.install()
     if command == "generate_assignment":
         from nbgrader.converters import GenerateAssignment as Converter
     else:

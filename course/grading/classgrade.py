@@ -48,6 +48,7 @@ from course.grading.instructor import (
 )
 from course.grading.rubric import add_rubric_cells, read_rubric
 from course.grading.sandbox import availability, hidden_paths
+from course.grading.speedups import throwaway_gradebook
 
 WORKER = """
 import json, sys
@@ -81,7 +82,8 @@ def grade_group(job: dict) -> None:
     config = course_config(Path(job["repo"]))
     config.CourseDirectory.root = str(course)
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
-    run_converter("generate_feedback", config, f"week{job['week']}")
+    with throwaway_gradebook(course):
+        run_converter("generate_feedback", config, f"week{job['week']}")
     (course.parent / "reports.json").write_text(json.dumps({
         name: {"summary": r.summary(), "earned": r.earned, "total": r.total,
                "kernel_died": r.kernel_died, "stopped": r.stopped,

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import nbformat
 
+from course.grading import speedups
 from course.grading.autograde import REPO, GradingError, weeks_with_notebooks
 
 GRADES_DIR = "grades"
@@ -80,6 +81,7 @@ def run_converter(name: str, config, assignment: str, student: str | None = None
     from nbgrader.utils import capture_log
 
     tools_on_path()
+    speedups.install()
     classes = {"generate_assignment": converters.GenerateAssignment,
                "autograde": converters.Autograde,
                "generate_feedback": converters.GenerateFeedback}

@@ -1,0 +1,123 @@
+"""What the grading shortcuts promise: the same result, less waiting.
+
+- :class:`course.grading.feedback.FeedbackExporter` renders the same document as
+  nbconvert's HTMLExporter (compared after both go through BeautifulSoup, which is what
+  HTMLExporter itself ends with), and adds the same alt text to the same images;
+- :func:`course.grading.speedups.alembic_head` is what the ``alembic heads`` program says;
+- :func:`course.grading.speedups.throwaway_gradebook` changes SQLite's journal only for
+  databases inside its folder.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+from nbconvert.exporters import HTMLExporter
+from traitlets.config.loader import PyFileConfigLoader
+
+from course.grading import speedups
+from course.grading.feedback import NO_ALT, FeedbackExporter, with_alt_text
+
+REPO = Path(__file__).resolve().parent.parent
+PNG = base64.b64encode(bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")).decode()
+
+
+def _reference(html: str) -> str:
+    """What nbconvert's HTMLExporter does to its template's output."""
+    soup = BeautifulSoup(html, features="html.parser")
+    for element in soup.select("img:not([alt])"):
+        element.attrs["alt"] = NO_ALT
+    for selector in (".jp-Notebook div.jp-Cell-inputWrapper",
+                     ".jp-Notebook div.jp-OutputArea-output"):
+        for element in soup.select(selector):
+            element.attrs["tabindex"] = "0"
+    return str(soup)
+
+
+@pytest.mark.parametrize("html", [
+    "<p>no image</p>", '<IMG src="a">', '<img src=a alt="">', "<img/src=x><p>ok</p>",
+    '<script>var s = "<img src=x>";</script><img src="y"/>',
+    '<!-- <img src=c> --><div>\r\n<img\nsrc="d"\n>\u2028<img src=e></div>',
+    'a < b <img src="f" title="1>0">', "<style>img{}</style><textarea><img src=g></textarea>",
+    '&amp;<img src="h&amp;i"><img alt="kept" src=j>'])
+def test_alt_text_goes_where_beautifulsoup_puts_it(html):
+    mine, added = with_alt_text(html)
+    assert str(BeautifulSoup(mine, features="html.parser")) == _reference(html)
+    assert added == _reference(html).count(NO_ALT) - html.count(NO_ALT)
+
+
+def _notebook() -> nbformat.NotebookNode:
+    code = nbformat.v4.new_code_cell("plot()  # <img src=in-code>")
+    code.outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "fig"}),
+        nbformat.v4.new_output("display_data", data={
+            "text/html": '<b>raw</b><img src="x.png"><script>"<img src=q>"</script>'}),
+        nbformat.v4.new_output("stream", name="stdout", text="a < b & 'c' \"d\"\n"),
+        nbformat.v4.new_output("error", ename="AssertionError", evalue="it's <wrong>",
+                               traceback=["AssertionError: it's <wrong>"])]
+    text = nbformat.v4.new_markdown_cell("# Week\n\n![a picture](data:image/png;base64,"
+                                         f"{PNG})\n\nIt's *fine* & <i>ok</i>.")
+    return nbformat.v4.new_notebook(cells=[text, code], metadata={
+        "language_info": {"name": "python", "pygments_lexer": "ipython3"}})
+
+
+@pytest.mark.parametrize("template", ["classic", "lab"])
+def test_the_feedback_exporter_renders_the_same_document(template):
+    nb = _notebook()
+    theirs, _ = HTMLExporter(template_name=template).from_notebook_node(nb)
+    mine, _ = FeedbackExporter(template_name=template).from_notebook_node(nb)
+    assert str(BeautifulSoup(mine, features="html.parser")) == theirs
+    assert theirs.count(NO_ALT) >= 2
+
+
+def test_nbgrader_feedback_uses_the_feedback_exporter():
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    assert config.GenerateFeedback.exporter_class == \
+        f"{FeedbackExporter.__module__}.{FeedbackExporter.__name__}"
+
+
+def test_the_alembic_revision_is_what_the_alembic_program_says():
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    alembic = Path(sys.executable).parent / "alembic"
+    with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:
+        said = subprocess.run([str(alembic), "-c", ini, "heads"], capture_output=True,
+                              text=True, check=True).stdout
+    assert speedups.alembic_head() == said.split("\n")[0].split(" ")[0]
+    speedups.install()
+    import nbgrader.api
+
+    assert nbgrader.api.get_alembic_version() == speedups.alembic_head()
+
+
+def test_only_a_throwaway_gradebook_skips_the_disk(tmp_path):
+    from sqlalchemy import create_engine, text
+
+    inside, outside = tmp_path / "course", tmp_path / "repo"
+    inside.mkdir()
+    outside.mkdir()
+    modes = {}
+    with speedups.throwaway_gradebook(inside):
+        for name, folder in (("inside", inside), ("outside", outside)):
+            engine = create_engine(f"sqlite:///{folder / 'gradebook.db'}")
+            with engine.connect() as connection:
+                modes[name] = (connection.execute(text("PRAGMA journal_mode")).scalar(),
+                               connection.execute(text("PRAGMA synchronous")).scalar())
+            engine.dispose()
+    assert modes == {"inside": ("memory", 0), "outside": ("delete", 2)}
+    engine = create_engine(f"sqlite:///{inside / 'gradebook.db'}")  # after the block: defaults
+    with engine.connect() as connection:
+        assert connection.execute(text("PRAGMA synchronous")).scalar() == 2
+    engine.dispose()
+    assert sqlite3.connect(os.fspath(inside / "gradebook.db")).execute(
+        "PRAGMA integrity_check").fetchone() == ("ok",)
