@@ -222,7 +222,7 @@ def test_the_command_line_adds_pauses_to_the_last_line():
 
     done = subprocess.run(
         [sys.executable, "-m", "course.crash", "fuzz", "--kills", "6", "--seed", "2",
-         "--fault", "pause", "--profile", "120,40,110", "--no-progress"],
+         "--fault", "pause", "--profile", "40,5,20", "--no-progress"],
         capture_output=True, text=True, check=True, timeout=300)
     last = done.stdout.strip().splitlines()[-1]
     found = re.fullmatch(r"kills=(\d+) double_charges=0 double_emails=0 lost=0 "

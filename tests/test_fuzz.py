@@ -90,7 +90,7 @@ def test_naive_graph_shows_doubles_under_random_kills(tmp_path):
 
 
 def test_fuzz_report_counts_what_its_scenarios_did():
-    report = fuzz("keyed", 4, seed=1, profile=Profile.parse("60,20,50"), jobs=2,
+    report = fuzz("keyed", 4, seed=1, profile=Profile.parse("40,5,20"), jobs=2,
                   progress=False)
     assert [o.index for o in report.outcomes] == list(range(report.timers))
     assert [o.delay_s for o in report.outcomes] == report.delays
@@ -104,7 +104,7 @@ def test_command_line_prints_the_summary_last_and_reproduces_the_delays(tmp_path
     delays_file = tmp_path / "delays.json"
     done = subprocess.run(
         [sys.executable, "-m", "course.crash", "fuzz", "--kills", "6", "--seed", "5",
-         "--profile", "60,20,50", "--no-progress", "--delays-out", str(delays_file)],
+         "--profile", "40,5,20", "--no-progress", "--delays-out", str(delays_file)],
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     lines = done.stdout.strip().splitlines()
@@ -115,8 +115,8 @@ def test_command_line_prints_the_summary_last_and_reproduces_the_delays(tmp_path
     assert lines[-2].startswith("landed=6/6 kills from ")
     saved = json.loads(delays_file.read_text())
     assert len(saved["delays"]) >= 6  # more if a timer fired after its worker finished
-    assert saved["delays"] == plan(5, len(saved["delays"]), Profile.parse("60,20,50"))
-    assert saved["profile"] == "60.0,20.0,50.0"
+    assert saved["delays"] == plan(5, len(saved["delays"]), Profile.parse("40,5,20"))
+    assert saved["profile"] == "40.0,5.0,20.0"
 
 
 def test_command_line_refuses_bad_arguments_clearly(capsys):
