@@ -78,10 +78,15 @@ def test_naive_email_killed_after_sending_sends_twice():
 
 def test_a_timer_kill_anywhere_is_followed_by_resume_to_completion():
     harness = CrashHarness("keyed")
-    # Timers set well inside an unarmed run's length, so every one of them must land.
-    whole = min(harness.run().attempts[0].elapsed_s for _ in range(2))
+    # Timers set well inside an unarmed run's length. The machine's pace drifts (other
+    # tests run beside this one), so a timer that fired after its worker finished is
+    # tried again, against a fresh measure of the run, up to three times.
     for fraction in (0.0, 0.1, 0.25, 0.5):
-        result = harness.run(kill_after_s=fraction * whole)
+        for _ in range(3):
+            whole = min(harness.run().attempts[0].elapsed_s for _ in range(2))
+            result = harness.run(kill_after_s=fraction * whole)
+            if result.kill_landed:
+                break
         assert result.kill_landed, f"the timer at {fraction:.0%} of a run did not kill"
         assert result.attempts[0].detail == "SIGKILL" and result.killed_at is not None
         assert result.status == "completed"
