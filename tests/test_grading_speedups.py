@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -89,7 +90,8 @@ def test_nbgrader_feedback_uses_the_feedback_exporter():
 def test_the_alembic_revision_is_what_the_alembic_program_says():
     from nbgrader.dbutil import _temp_alembic_ini
 
-    alembic = Path(sys.executable).parent / "alembic"
+    # the program nbgrader would start: the one on PATH (a student's shim), else the venv's
+    alembic = shutil.which("alembic") or Path(sys.executable).parent / "alembic"
     with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:
         said = subprocess.run([str(alembic), "-c", ini, "heads"], capture_output=True,
                               text=True, check=True).stdout

@@ -25,13 +25,21 @@ IRIS = ["http://example.com/caf\u00e9?q=\u00fc#frag", "urn:isbn:0451450523",
         "/relative/path", "?query", "http://[::1]:80/", "http://[::1", "%zz"]
 
 
-def fresh(code: str, *, site_dir: Path | None = None) -> dict:
-    """Run ``code`` in a new interpreter (the course importable); it prints one JSON value."""
-    prelude = f"import site; site.addsitedir({str(site_dir)!r})\n" if site_dir else ""
+def fresh(code: str, *, site_dir: Path | None = None, hooks: bool = False) -> dict:
+    """Run ``code`` in a new interpreter (the course importable); it prints one JSON value.
+
+    By default the interpreter starts without ``site`` (``-S``) and gets this environment's
+    packages on its path without their ``.pth`` files: an environment where ``make setup``
+    never wrote the start-up hook (``site_dir``: a folder whose ``.pth`` files do run;
+    ``hooks``: start as this environment normally starts)."""
+    prelude = "" if hooks else (
+        f"import sys; sys.path.append({sysconfig.get_paths()['purelib']!r})\n")
+    if site_dir:
+        prelude += f"import site; site.addsitedir({str(site_dir)!r})\n"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    done = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
-                          text=True, env=env, timeout=120)
+    done = subprocess.run([sys.executable, *([] if hooks else ["-S"]), "-c", prelude + code],
+                          capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", done.stderr  # the start-up hook never says anything
     return json.loads(done.stdout)
@@ -47,7 +55,8 @@ def test_the_pth_line_keeps_the_iri_parser_out_of_an_nbformat_import(tmp_path):
     assert lazy_rfc3987.write_pth(tmp_path).stat().st_mtime_ns == pth.stat().st_mtime_ns
     code = "import nbformat, jsonschema\n" + LOADED.format(heavy=HEAVY)
     assert fresh(code, site_dir=tmp_path) == []
-    assert fresh(code) == ([] if installed_in_this_venv() else list(HEAVY))
+    assert fresh(code) == list(HEAVY)  # without the hook, the parser is built at import
+    assert fresh(code, hooks=True) == ([] if installed_in_this_venv() else list(HEAVY))
 
 
 def test_the_pth_line_is_silent_when_the_course_cannot_be_imported(tmp_path):
@@ -66,7 +75,7 @@ def installed_in_this_venv() -> bool:
 @pytest.mark.skipif(not installed_in_this_venv(),
                     reason="make setup has not written the start-up .pth into this virtualenv")
 def test_this_virtualenv_imports_nbformat_without_the_iri_parser():
-    assert fresh("import nbformat\n" + LOADED.format(heavy=HEAVY)) == []
+    assert fresh("import nbformat\n" + LOADED.format(heavy=HEAVY), hooks=True) == []
 
 
 def test_the_grading_entry_points_install_it_themselves():
