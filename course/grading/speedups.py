@@ -20,6 +20,11 @@ nothing a grade depends on:
   grade`` group build and delete afterwards), and only there: a crash of the process
   loses that folder anyway, and the repository's gradebook keeps SQLite's defaults.
 
+- **A JSON-schema check per cell.** :func:`lighten` gives a converter that lists
+  nbgrader's ``CheckCellMetadata`` (``generate_assignment`` does, twice) the course's
+  :class:`course.grading.metadata.CheckCellMetadata`: the same checks, the schema
+  checked once per process (``nbgrader_config.py`` names it for autograde).
+
 Nothing here changes what nbgrader computes or writes; it changes how long it takes.
 """
 
@@ -49,6 +54,16 @@ def install() -> None:
 
     if nbgrader.api.get_alembic_version is not alembic_head:
         nbgrader.api.get_alembic_version = alembic_head
+
+
+def lighten(app) -> None:
+    """Swap nbgrader's CheckCellMetadata for the course's in ``app.preprocessors``."""
+    from nbgrader.preprocessors import CheckCellMetadata as Theirs
+
+    from course.grading.metadata import CheckCellMetadata as Ours
+
+    if Theirs in app.preprocessors:
+        app.preprocessors = [Ours if p is Theirs else p for p in app.preprocessors]
 
 
 @contextlib.contextmanager
