@@ -198,3 +198,34 @@ def test_remembered_highlight_is_the_highlighter():
                 for _ in range(2):  # computed, then remembered
                     assert RememberedHighlight(pygments_lexer=lexer)(
                         source, metadata=metadata) == expected
+
+
+def _sleeper(seconds: float) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"])
+
+
+def test_each_group_is_merged_once_as_soon_as_it_is_done(tmp_path):
+    from course.grading.classgrade import _wait
+
+    jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 2.0)]
+    merged = []
+
+    def finished(i):
+        merged.append((i, [job.poll() is None for *_, job in jobs]))
+
+    _wait(jobs, 5, None, finished)
+    assert [i for i, _ in merged] == [0, 1]
+    assert merged[0][1] == [False, True]  # group 0 merged while group 1 still ran
+
+
+def test_a_failed_merge_stops_the_other_workers(tmp_path):
+    from course.grading.classgrade import _wait
+
+    jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 60)]
+
+    def finished(i):
+        raise RuntimeError("gradebook unreachable")
+
+    with pytest.raises(RuntimeError, match="unreachable"):
+        _wait(jobs, 5, None, finished)
+    assert jobs[1][3].poll() is not None
