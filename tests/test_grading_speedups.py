@@ -229,3 +229,16 @@ def test_a_failed_merge_stops_the_other_workers(tmp_path):
     with pytest.raises(RuntimeError, match="unreachable"):
         _wait(jobs, 5, None, finished)
     assert jobs[1][3].poll() is not None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("revision = 'b2'\ndown_revision = 'a1'\nbranch_labels = None\ndepends_on = None\n",
+     ("b2", "a1")),
+    ("revision = 'a1'\ndown_revision = None\n", ("a1", None)),
+    ("revision = 'm3'\ndown_revision = ('b2', 'c2')\n", None),  # a merge: alembic decides
+    ("revision = 'b2'\ndown_revision = 'a1'\ndepends_on = 'x9'\n", None),
+    ("down_revision = 'a1'\n", None)])
+def test_only_plain_migration_scripts_are_read_as_text(tmp_path, text, expected):
+    script = tmp_path / "script.py"
+    script.write_text('"""a migration"""\nfrom alembic import op\n' + text)
+    assert speedups._revision_of(script) == expected
