@@ -46,10 +46,12 @@ c.ExecutePreprocessor.shutdown_kernel = "immediate"
 # Students sometimes delete a test cell; put it back before grading.
 c.OverwriteCells.add_missing_cells = True
 
-# nbgrader's autograde steps, with two of ours in place of nbgrader's own:
+# nbgrader's autograde steps, with three of ours in place of nbgrader's own:
 # - RestoreCells: restores edited or deleted test cells exactly like OverwriteCells, but
 #   stays quiet about the hidden tests (every hidden-test cell "changed" by design) and
 #   names the student when a locked cell really was edited (course/grading/restore.py);
+# - CheckCellMetadata: nbgrader's, checking its JSON schema once per process rather than
+#   once per cell (course/grading/metadata.py);
 # - GradingExecute: nbgrader's Execute plus a budget for the whole notebook (one loop in
 #   a helper that eight tests call costs the budget, not 8 x 30 s), and, when
 #   `make grade` runs as root, each kernel in a sandbox (course/grading/sandbox.py).
@@ -58,7 +60,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "course.grading.restore.RestoreCells",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "course.grading.metadata.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
     "course.grading.sandbox.GradingExecute",
@@ -67,7 +69,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "course.grading.metadata.CheckCellMetadata",
 ]
 NOTEBOOK_BUDGET_S = 120
 c.GradingExecute.notebook_budget = NOTEBOOK_BUDGET_S

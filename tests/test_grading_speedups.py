@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import os
 import shutil
 import sqlite3
@@ -123,3 +124,123 @@ def test_only_a_throwaway_gradebook_skips_the_disk(tmp_path):
     engine.dispose()
     assert sqlite3.connect(os.fspath(inside / "gradebook.db")).execute(
         "PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def _nbgrader_cell(**meta) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t1", "locked": True,
+                                 "points": 1, "schema_version": 3, "solution": False, **meta}
+    return cell
+
+
+@pytest.mark.parametrize("meta", [
+    {}, {"points": "one"}, {"grade_id": 7}, {"schema_version": 2}, {"schema_version": 9},
+    {"solution": True, "grade": False, "locked": False}, {"task": True, "grade": False},
+    {"grade": "yes"}, {"cell_type": "markdown"}])
+def test_cell_metadata_checks_as_nbgrader_does(meta):
+    """The course's CheckCellMetadata fails (and passes) exactly where nbgrader's does."""
+    from nbgrader.preprocessors import CheckCellMetadata as Theirs
+
+    from course.grading.metadata import CheckCellMetadata as Ours
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hi"),
+                                               _nbgrader_cell(**meta)])
+
+    def outcome(check):
+        try:
+            done, _ = check().preprocess(copy.deepcopy(notebook), {})
+        except Exception as error:  # the same type and message, whatever it is
+            return type(error).__name__, str(error)
+        return "ok", json_of(done)
+
+    assert outcome(Ours) == outcome(Theirs)
+
+    from nbgrader.nbgraderformat import MetadataValidator as TheirValidator
+
+    from course.grading.metadata import MetadataValidator as OurValidator
+
+    def detail(validator):  # what the check logs: the validator's own error
+        try:
+            validator().validate_nb(copy.deepcopy(notebook))
+        except Exception as error:
+            return type(error).__name__, str(error)
+        return "ok"
+
+    assert detail(OurValidator) == detail(TheirValidator)
+
+
+def json_of(nb) -> str:
+    return nbformat.writes(nb)
+
+
+def test_generate_assignment_gets_the_course_check():
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import CheckCellMetadata as Theirs
+
+    from course.grading.metadata import CheckCellMetadata as Ours
+
+    app = GenerateAssignment(coursedir=CourseDirectory())
+    before = list(app.preprocessors)
+    speedups.lighten(app)
+    assert app.preprocessors == [Ours if p is Theirs else p for p in before]
+    assert before.count(Theirs) == 2 and Theirs not in app.preprocessors
+
+
+def test_remembered_highlight_is_the_highlighter():
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    from course.grading.feedback import RememberedHighlight
+
+    sources = ["x = 1  # <b>", "%%bash\necho hi", "", "def f():\n    return 'a'"]
+    for lexer in ("ipython3", "python"):
+        for source in sources:
+            for metadata in (None, {"magics_language": "bash"}, {"tags": ["x"]}):
+                expected = Highlight2HTML(pygments_lexer=lexer)(source, metadata=metadata)
+                for _ in range(2):  # computed, then remembered
+                    assert RememberedHighlight(pygments_lexer=lexer)(
+                        source, metadata=metadata) == expected
+
+
+def _sleeper(seconds: float) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"])
+
+
+def test_each_group_is_merged_once_as_soon_as_it_is_done(tmp_path):
+    from course.grading.classgrade import _wait
+
+    jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 2.0)]
+    merged = []
+
+    def finished(i):
+        merged.append((i, [job.poll() is None for *_, job in jobs]))
+
+    _wait(jobs, 5, None, finished)
+    assert [i for i, _ in merged] == [0, 1]
+    assert merged[0][1] == [False, True]  # group 0 merged while group 1 still ran
+
+
+def test_a_failed_merge_stops_the_other_workers(tmp_path):
+    from course.grading.classgrade import _wait
+
+    jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 60)]
+
+    def finished(i):
+        raise RuntimeError("gradebook unreachable")
+
+    with pytest.raises(RuntimeError, match="unreachable"):
+        _wait(jobs, 5, None, finished)
+    assert jobs[1][3].poll() is not None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("revision = 'b2'\ndown_revision = 'a1'\nbranch_labels = None\ndepends_on = None\n",
+     ("b2", "a1")),
+    ("revision = 'a1'\ndown_revision = None\n", ("a1", None)),
+    ("revision = 'm3'\ndown_revision = ('b2', 'c2')\n", None),  # a merge: alembic decides
+    ("revision = 'b2'\ndown_revision = 'a1'\ndepends_on = 'x9'\n", None),
+    ("down_revision = 'a1'\n", None)])
+def test_only_plain_migration_scripts_are_read_as_text(tmp_path, text, expected):
+    script = tmp_path / "script.py"
+    script.write_text('"""a migration"""\nfrom alembic import op\n' + text)
+    assert speedups._revision_of(script) == expected

@@ -283,6 +283,7 @@ def _run_nbgrader(command: str, config, assignment: str, *, raise_on_failure: bo
     coursedir = CourseDirectory(config=config)
     coursedir.assignment_id = assignment
     app = Converter(coursedir=coursedir, config=config)
+    speedups.lighten(app)
     app.force = True
     app.log.setLevel(logging.WARNING)
     result = capture_log(app)

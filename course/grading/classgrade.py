@@ -6,9 +6,10 @@ group is graded by nbgrader's own ``autograde`` + ``generate_feedback`` in its O
 throwaway course folder (its own gradebook, built from the same ``solutions/weekN``)
 in a separate process. Only this process writes the repository's gradebook: it
 copies each student's scores and comments in (:func:`merge`), one transaction per
-student, after the groups finish. The repository's gradebook (SQLite by default,
-Postgres with ``--db-url``) is therefore touched by one writer, and a crash
-mid-grading leaves it as it was before.
+student, from each group as soon as that group's worker has finished (while the
+others still grade). The repository's gradebook (SQLite by default, Postgres with
+``--db-url``) is therefore touched by one writer, and a crash mid-grading leaves each
+student either as before or fully regraded, never half-merged.
 
 It promises:
 
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from course.grading.autograde import GradingError, check_request
@@ -56,6 +58,9 @@ from pathlib import Path
 from course.grading.classgrade import grade_group
 grade_group(json.loads(sys.argv[1]))
 """
+
+
+FINISHED = ".files-finished"  # in a group's course folder: finish_files has run
 
 
 def submissions(week: int, repo: Path) -> dict[str, Path]:
@@ -84,6 +89,7 @@ def grade_group(job: dict) -> None:
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
     with throwaway_gradebook(course):
         run_converter("generate_feedback", config, f"week{job['week']}")
+    finish_files(course, job["week"], Path(job["repo"]), job["folders"])
     (course.parent / "reports.json").write_text(json.dumps({
         name: {"summary": r.summary(), "earned": r.earned, "total": r.total,
                "kernel_died": r.kernel_died, "stopped": r.stopped,
@@ -91,9 +97,26 @@ def grade_group(job: dict) -> None:
         for name, r in reports.items()}))
 
 
+def finish_files(course: Path, week: int, repo: Path, folders: dict[str, str]) -> None:
+    """In the worker, once feedback is made: the graders' rubric cells into each autograded
+    notebook, and each submission's own files next to its autograded notebook and its
+    feedback, so that :func:`merge` (serial, in the main process) only copies them."""
+    assignment = f"week{week}"
+    rubric = read_rubric(repo, week)
+    for student, folder in folders.items():
+        graded = course / "autograded" / student / assignment
+        for notebook in sorted(graded.glob("*.ipynb")):
+            add_rubric_cells(notebook, rubric)
+        _copy_submission_files(Path(folder), [course / name / student / assignment
+                                              for name in ("autograded", "feedback")])
+    (course / FINISHED).touch()
+
+
 def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str) -> None:
     """Copy each student's scores, comments and timestamp from a group's gradebook into the
-    repository's, and its autograded notebooks and feedback into the repository."""
+    repository's, and its autograded notebooks and feedback into the repository (the
+    group's :func:`finish_files` has added rubrics and submission files; a group folder
+    that did not run it gets them here)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     assignment = f"week{week}"
@@ -123,6 +146,8 @@ def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str)
                 source = course / folder / student / assignment
                 if source.is_dir():
                     copy_tree(source, repo / folder / student / assignment)
+            if (course / FINISHED).is_file():
+                continue
             _copy_submission_files(repo / "submitted" / student / assignment,
                                    [repo / folder / student / assignment
                                     for folder in ("autograded", "feedback")])
@@ -197,11 +222,19 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             jobs.append((place, group, log, subprocess.Popen(
                 [sys.executable, "-c", WORKER, json.dumps(job)], cwd=repo, env=genv,
                 stdout=log, stderr=subprocess.STDOUT)))
-        _wait(jobs, week, Progress(len(gradable), week) if gradable else None)
-        for place, group, log, _job in jobs:
+        results: dict[int, dict] = {}
+
+        def merge_group(i: int) -> None:  # as soon as group i is done, while others run
+            place, group, log, _job = jobs[i]
             log.close()
-            reports = json.loads((place / "reports.json").read_text()) \
+            results[i] = json.loads((place / "reports.json").read_text()) \
                 if (place / "reports.json").is_file() else {}
+            if results[i]:
+                merge(place / "course", group, week, repo, url)
+
+        _wait(jobs, week, Progress(len(gradable), week) if gradable else None, merge_group)
+        for i, (place, group, log, _job) in enumerate(jobs):
+            reports = results[i]
             blocked = (place / "notes.log").read_text().splitlines() \
                 if (place / "notes.log").is_file() else []
             if not reports:
@@ -211,7 +244,6 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
                     print(f"{student}: GRADING FAILED: nbgrader stopped for this group; "
                           f"see {logs.relative_to(repo)}/{Path(log.name).name}")
                 continue
-            merge(place / "course", group, week, repo, url)
             for student in group:
                 notes[student] = _describe(student, reports.get(student), blocked)
     path = export(week, repo, url, notes)
@@ -236,9 +268,12 @@ def _worker_env(repo: Path, sandbox: str) -> dict[str, str]:
     return env
 
 
-def _wait(jobs: list, week: int, progress: Progress | None) -> None:
-    """Wait for the groups, advancing the bar as autograded notebooks appear."""
+def _wait(jobs: list, week: int, progress: Progress | None,
+          finished: Callable[[int], None]) -> None:
+    """Wait for the groups, advancing the bar as autograded notebooks appear and calling
+    ``finished(i)`` once for each group ``i`` whose worker has exited."""
     seen: set[str] = set()
+    done: set[int] = set()
     while True:
         running = [job for *_, job in jobs if job.poll() is None]
         for place, group, _log, _job in jobs:
@@ -248,6 +283,17 @@ def _wait(jobs: list, week: int, progress: Progress | None) -> None:
                     seen.add(student)
                     if progress:
                         progress.step(student)
+        for i, (*_, job) in enumerate(jobs):
+            if i not in done and job.poll() is not None:
+                done.add(i)
+                try:
+                    finished(i)
+                except BaseException:  # no worker outlives a failed merge
+                    for *_, other in jobs:
+                        if other.poll() is None:
+                            other.terminate()
+                            other.wait()
+                    raise
         if not running:
             break
         time.sleep(0.3)

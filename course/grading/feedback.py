@@ -23,13 +23,16 @@ template, built on the classic one, with no JupyterLab cells) it finds the ``<im
 tags with the same tokenizer BeautifulSoup uses (:class:`html.parser.HTMLParser`) and
 adds the same attribute in place, without building and re-printing a tree; the document
 is the same (a test parses both). Output that holds JupyterLab cells goes the exporter's
-own way.
+own way. Highlighted code is remembered per process (:class:`RememberedHighlight`): a
+grading group renders the same cells once per student.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
+from typing import ClassVar
 
 from nbconvert.exporters import HTMLExporter
 from nbconvert.exporters.templateexporter import TemplateExporter
@@ -113,6 +116,28 @@ def with_alt_text(html: str) -> tuple[str, int]:
     return "".join(pieces) + html[last:], len(starts)
 
 
+class RememberedHighlight(Highlight2HTML):
+    """nbconvert's code highlighter, remembering what it returned: a class's notebooks
+    share most of their code cells, and pygments gives the same HTML for the same source,
+    language and formatter options (a cell's metadata matters only through
+    ``magics_language``)."""
+
+    _seen: ClassVar[dict[tuple, str]] = {}
+    LIMIT: ClassVar[int] = 20_000  # cells remembered per process
+
+    def __call__(self, source, language=None, metadata=None):
+        key = (source, language or self.pygments_lexer,
+               (metadata or {}).get("magics_language"),
+               json.dumps(self.extra_formatter_options, sort_keys=True, default=repr))
+        html = self._seen.get(key)
+        if html is None:
+            html = super().__call__(source, language, metadata)
+            if len(self._seen) >= self.LIMIT:
+                self._seen.clear()
+            self._seen[key] = html
+        return html
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTMLExporter, without its BeautifulSoup pass when nothing needs it
     (module docstring)."""
@@ -124,7 +149,7 @@ class FeedbackExporter(HTMLExporter):
         langinfo = nb.metadata.get("language_info", {})
         lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
         highlight_code = self.filters.get(
-            "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+            "highlight_code", RememberedHighlight(pygments_lexer=lexer, parent=self))
         resources = self._init_resources(resources)
         filter_data_type = WidgetsDataTypeFilter(
             notebook_metadata=self._nb_metadata, parent=self, resources=resources)

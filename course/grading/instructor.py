@@ -90,6 +90,7 @@ def run_converter(name: str, config, assignment: str, student: str | None = None
     if student:
         coursedir.student_id = student
     app = classes[name](coursedir=coursedir, config=config)
+    speedups.lighten(app)
     app.force = True
     result = capture_log(app)
     if not result["success"]:

@@ -50,6 +50,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -138,8 +139,23 @@ def hidden_paths(repo: Path = REPO) -> list[str]:
 
 
 def _remove_scratch() -> None:
+    for removal in list(_removals):
+        removal.join()
     for scratch in SandboxedKernelManager.made:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+_removals: list[threading.Thread] = []
+
+
+def _remove_in_background(scratch: Path) -> None:
+    """Delete a finished kernel's scratch folder (the notebook may leave hundreds of files
+    there) while grading goes on; :func:`_remove_scratch` waits for it at exit."""
+    _removals[:] = [t for t in _removals if t.is_alive()]
+    removal = threading.Thread(target=shutil.rmtree, args=(scratch,),
+                               kwargs={"ignore_errors": True}, name=f"rm {scratch.name}")
+    removal.start()
+    _removals.append(removal)
 
 
 def needed_paths() -> list[str]:
@@ -148,6 +164,20 @@ def needed_paths() -> list[str]:
     python_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return [sys.base_prefix, sys.prefix, str(Path(sys.executable).parent), str(REPO),
             *python_path]
+
+
+def matplotlib_font_lists() -> list[str]:
+    """The grader's matplotlib font list cache (``fontlist-v*.json``), if there is one.
+
+    A sandboxed kernel gets a new, empty ``MPLCONFIGDIR``, so its first matplotlib import
+    would rebuild the list by scanning every font on the system (a quarter of a second
+    here, per student); the jail copies these files in first. They name the system's
+    font files, which the kernel can read anyway; matplotlib rebuilds a list that does
+    not match its version. Where matplotlib looks (``MPLCONFIGDIR``, else the XDG cache
+    folder), without importing it."""
+    folder = os.environ.get("MPLCONFIGDIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib")
+    return sorted(str(p) for p in Path(folder).glob("fontlist-v*.json"))
 
 
 def git_dirs(root: Path) -> list[Path]:
@@ -206,7 +236,7 @@ class SandboxedKernelManager(AsyncKernelManager):
                 "gid": self._account.pw_gid, "user": self._account.pw_name,
                 "hide": hidden_paths(), "origin": self._origin,
                 "connection_file": os.path.realpath(self.connection_file), "kernel": cmd,
-                "expose": needed_paths()}
+                "expose": needed_paths(), "seed": matplotlib_font_lists()}
         return ["unshare", "--mount", "--net", "--propagation", "private", "--",
                 sys.executable, "-m", "course.grading.jail", "enter", json.dumps(plan)]
 
@@ -222,4 +252,4 @@ class SandboxedKernelManager(AsyncKernelManager):
             with open(log, "a") as out:
                 out.writelines(f"{self._student}: sandbox blocked: {line}\n"
                                for line in dict.fromkeys(lines))
-        shutil.rmtree(scratch, ignore_errors=True)
+        _remove_in_background(scratch)
