@@ -197,6 +197,22 @@ def test_exit_mode_keeps_nothing_when_the_worker_is_killed(tmp_path):
         "refund", "email"]
 
 
+@pytest.mark.parametrize("mode", ["sync", "async", "exit"])
+def test_no_step_checkpoint_waits_for_a_write_record_the_mode_never_saves(tmp_path, mode):
+    """The harness's saver holds a step checkpoint until the node's write record is saved
+    (langgraph issue 8039). "exit" saves none while the run goes on: a checkpoint waiting
+    for one stalled every exit-mode worker until a timeout, traced as no_write_record."""
+    from course.cloudwave import naive_support_graph
+
+    result = CrashHarness(with_durability(naive_support_graph, mode), root=tmp_path,
+                          message=REFUND_MESSAGE, invoice_id="inv_11").run("refund",
+                                                                           "before_effect")
+    assert [a.outcome for a in result.attempts] == ["killed", "completed"]
+    stalled = [(a.number, n) for a in result.attempts for n, p in a.reached
+               if p == "no_write_record"]
+    assert stalled == []
+
+
 def test_a_killed_worker_reports_the_write_records_it_left(tmp_path):
     """Read from the checkpoint file after the kill, before the next worker: a node whose
     write record is on disk (killed at after_writes) is not run again."""

@@ -601,6 +601,8 @@ def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, messa
         return EXIT_DONE  # an earlier worker finished: nothing to resume
     if armed:
         crashpoints.arm(*armed)
+    # a graph from course.crash.with_durability runs another mode than "sync"
+    crashpoints.expect_write_records(getattr(graph, "durability", "sync") != "exit")
     payload = None if started else {"thread_id": thread_id, "message": message}
     try:
         graph.invoke(payload, config, durability="sync")
