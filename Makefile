@@ -39,7 +39,7 @@ lab: setup
 # Tests run in parallel, one file per worker at a time (a file's module fixtures, such as a
 # week's grading pipeline, run once); TEST_WORKERS=1 runs them in one process.
 TEST_WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test: setup
 	$(PYTEST)

@@ -70,3 +70,12 @@ def test_under_ci_a_skipped_required_test_fails_the_run(tmp_path):
         assert "test_required.py::test_needs_a_server (postgres)" in ci.stdout
         assert "test_optional" not in ci.stdout.split("CI: 1 required")[1]
     assert "off" in NOT_CI
+
+
+def test_the_longest_first_list_names_real_test_files():
+    """A renamed file would silently lose its place at the front of `make test`."""
+    from conftest import LONGEST_FIRST
+
+    files = {p.name for p in Path(__file__).parent.rglob("test_*.py")}
+    assert [name for name in LONGEST_FIRST if name not in files] == []
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)

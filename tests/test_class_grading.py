@@ -24,7 +24,7 @@ SANDBOXED = os.geteuid() == 0
 def graded(tmp_path_factory):
     course = build_course(tmp_path_factory.mktemp("class") / "course")
     students = build_class(course)
-    env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": "60"}
+    env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": "30"}
     done = subprocess.run(
         [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
          "--workers", "2", "--timeout", "10", "--repo", str(course)],
