@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci import NOT_CI, in_ci
+from ci import LONGEST_FIRST, NOT_CI, in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -74,8 +74,6 @@ def test_under_ci_a_skipped_required_test_fails_the_run(tmp_path):
 
 def test_the_longest_first_list_names_real_test_files():
     """A renamed file would silently lose its place at the front of `make test`."""
-    from conftest import LONGEST_FIRST
-
     files = {p.name for p in Path(__file__).parent.rglob("test_*.py")}
     assert [name for name in LONGEST_FIRST if name not in files] == []
     assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
