@@ -37,8 +37,10 @@ lab: setup
 	$(BIN)/python -m course.classroom.lab $(LAB_ARGS)
 
 # Tests run in parallel, one file per worker at a time (a file's module fixtures, such as a
-# week's grading pipeline, run once); TEST_WORKERS=1 runs them in one process.
-TEST_WORKERS ?= auto
+# week's grading pipeline, run once); TEST_WORKERS=1 runs them in one process. One worker
+# more than the cores: every file also waits on kernels, servers and the browser, and the
+# extra worker fills those gaps (2 cores: 8m31s with 2 workers, 7m22s with 3, 7m44s with 4).
+TEST_WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 1 )))
 PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test: setup
