@@ -153,3 +153,20 @@ def test_a_sandboxed_kernel_sees_no_solutions_cannot_write_and_has_no_network(tm
 @pytest.mark.skipif(os.geteuid() == 0, reason="as root the sandbox is available")
 def test_a_normal_user_is_told_what_isolation_there_is():
     assert "not root" in availability() and "time budget" in availability()
+
+
+def test_the_hub_environment_of_a_folder_that_is_no_checkout_says_so(tmp_path, monkeypatch):
+    """A copy of the files, not a git clone: one clear reason, no build, no traceback."""
+    import shutil
+
+    from course.grading.hub import DEPENDENCY_FILES, HubUnavailable, using
+
+    repo, copy = Path(__file__).resolve().parent.parent, tmp_path / "copy"
+    for name in ("pyproject.toml", *DEPENDENCY_FILES):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo / name, copy / name)
+    monkeypatch.setenv("COURSE_HUB_HOME", str(tmp_path / "hubs"))
+    with pytest.raises(HubUnavailable, match="cannot read the repository's tracked files"), \
+            using(copy):
+        pass
+    assert not (tmp_path / "hubs").exists()

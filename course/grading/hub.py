@@ -158,9 +158,9 @@ def _locked(env: HubEnv, mode: int) -> Iterator[None]:
 @contextlib.contextmanager
 def using(repo: Path = REPO) -> Iterator[HubEnv]:
     """:func:`ensure` the environment, then hold it (no rebuild) while the block runs."""
-    wanted = course_hash(repo)
     for _ in range(3):
-        env = ensure(repo)
+        env = ensure(repo)  # HubUnavailable first, if the repository cannot be read
+        wanted = course_hash(repo)
         with _locked(env, fcntl.LOCK_SH):
             if env.installed().get("course") == wanted:  # not swapped since ensure()
                 with contextlib.suppress(OSError):
