@@ -56,7 +56,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # The files that take longest, longest first (wall seconds of each file run alone, measured
-# 2026-12-01: 140, 130, 112, 81, 68, 53, 49, 34, 33, 29, 28, 28, 20, 18). `make test` runs
+# 2026-12-01: 140, 130, 112, 81, 68, 53, 49, 36, 34, 33, 29, 28, 20, 18). `make test` runs
 # the files on its workers in this order (`--dist loadfile --no-loadscope-reorder`), so the
 # workers end together instead of one finishing a two-minute file alone; the other files
 # follow in the usual order. tests/test_ci.py checks each name is a real file.
