@@ -43,7 +43,12 @@ lab: setup
 TEST_WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 1 )))
 PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
+# Where PYTHONDONTWRITEBYTECODE is set (as on the CI machine) no process caches course/'s
+# bytecode, and each of the run's kernels and interpreters would compile it again (importing
+# the course: 1.10 s of CPU against 0.92 s with the bytecode cached). Compiled here once;
+# compileall skips what is up to date.
 test: setup
+	@$(BIN)/python -m compileall -q course
 	$(PYTEST)
 
 # The browser tests (tests/browser/) drive Debian's Chromium: installed here when
