@@ -31,14 +31,14 @@ EFFECT_ZONES = {"charge/before_effect", "charge/after_effect",
                 "email/before_effect", "email/after_effect"}
 
 
-# where a kill leaves the naive graph's effect done and unrecorded: its resume repeats it
-AFTER_EFFECT = {"charge/after_effect": "double_charge", "email/after_effect": "double_email"}
-
-
-def fuzz_effects(graph: str, root, *, zones=EFFECT_ZONES, need: int = 12, batch: int = 30,
+def fuzz_effects(graph: str, root, *, enough=None, need: int = 12, batch: int = 30,
                  budget: int = 240):
-    """Random kills aimed at charge + email until ``need`` of them landed in ``zones``
-    (this machine's speed varies, so how many kills that takes varies; ``budget`` caps it)."""
+    """Random kills aimed at charge + email, batch after batch, until ``enough(outcomes)``
+    (by default: ``need`` kills landed in charge or email). This machine's speed varies, so
+    how many kills that takes varies; ``budget`` caps the timers."""
+    if enough is None:
+        def enough(outcomes):
+            return sum(o.zone in EFFECT_ZONES for o in outcomes) >= need
     with Lanes(graph, root, 2, keep_failed=False) as lanes:
         measured = lanes.calibrate(runs=2)
         marks = measured.marks
@@ -49,10 +49,8 @@ def fuzz_effects(graph: str, root, *, zones=EFFECT_ZONES, need: int = 12, batch:
             delays = plan(seed, batch, profile, bias=1.0)
             outcomes += lanes.run([(len(outcomes) + i, d) for i, d in enumerate(delays)],
                                   pace_of=profile.span_s)
-            if sum(o.zone in zones for o in outcomes) >= need:
+            if enough(outcomes):
                 break
-    inside = [o for o in outcomes if o.zone in zones]
-    assert len(inside) >= need, f"only {len(inside)} of {len(outcomes)} kills landed in the nodes"
     return outcomes
 
 
@@ -84,21 +82,29 @@ def test_profile_round_trips_and_bad_profiles_are_explained():
 # ---------------------------------------------------------------- fuzzing runs
 def test_keyed_graph_survives_random_kills(tmp_path):
     outcomes = fuzz_effects("keyed", tmp_path)
+    inside = [o for o in outcomes if o.zone in EFFECT_ZONES]
+    assert len(inside) >= 12, f"only {len(inside)} of {len(outcomes)} kills landed in the nodes"
     assert [o.index for o in outcomes if o.double_charge or o.double_email or o.lost] == []
     assert all(o.status == "completed" for o in outcomes)
 
 
+def doubled(outcome) -> bool:
+    return outcome.double_charge or outcome.double_email
+
+
 def test_naive_graph_shows_doubles_under_random_kills(tmp_path):
-    """Random kills that land after a naive node's effect repeat it on resume: a double
-    charge or a double email. The fuzz goes on until enough kills landed there (under load
-    most land elsewhere, e.g. in the worker's start-up). Not every one of them repeats: a kill
-    in the instant after LangGraph saved the node's write record, before the trace says so,
-    counts in the same zone and its resume applies the saved writes."""
-    outcomes = fuzz_effects("naive", tmp_path, zones=AFTER_EFFECT, need=4)
-    after = [(o.zone, o.charges, o.emails) for o in outcomes if o.zone in AFTER_EFFECT]
-    assert any(getattr(o, AFTER_EFFECT[o.zone]) for o in outcomes if o.zone in AFTER_EFFECT), \
-        after
-    assert not any(o.lost for o in outcomes)
+    """Random kills repeat a naive node's effect on resume, and only kills inside charge or
+    email do. Which zone a double lands in is not fixed: the trace still says
+    ``before_effect`` between the provider's answer and the node's return, and still
+    ``after_effect`` while LangGraph commits the write record (a kill after that commit
+    repeats nothing). Measured idle on 2 cores: about one kill in five inside those nodes
+    doubles. The fuzz goes on until it finds one (under load most kills land elsewhere)."""
+    outcomes = fuzz_effects("naive", tmp_path, enough=lambda found: any(map(doubled, found)),
+                            budget=480)
+    doubles = [(o.zone, o.charges, o.emails) for o in outcomes if doubled(o)]
+    inside = sum(o.zone in EFFECT_ZONES for o in outcomes)
+    assert doubles, f"no double in {len(outcomes)} kills, {inside} of them in charge/email"
+    assert all(zone in EFFECT_ZONES for zone, _, _ in doubles), doubles
     assert not any(o.lost for o in outcomes)
 
 
