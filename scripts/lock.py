@@ -32,6 +32,14 @@ PROJECT = "crash-resume-course"
 NOT_PINNED = {PROJECT, "pip", "setuptools", "wheel"}  # as `pip freeze` leaves them out
 
 
+def pinned_pip(constraints: Path) -> str | None:
+    """The pip version ``constraints`` pins (kept by a new lock: edit it to move pip)."""
+    for line in constraints.read_text().splitlines() if constraints.exists() else []:
+        if line.startswith("pip=="):
+            return line.removeprefix("pip==").strip()
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make lock", description=__doc__.splitlines()[0])
     parser.add_argument("--extras", default="postgres,agents,browser,hub")
@@ -48,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"resolving '.[{args.extras}]' as {account.pw_name} with {python} ...", flush=True)
         venv = home / "venv"
+        pip = pinned_pip(clone / "constraints.txt")
         steps = [[python, "-m", "venv", str(venv)],
+                 *([[str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                     "--disable-pip-version-check", f"pip=={pip}"]] if pip else []),
                  [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
                   "--disable-pip-version-check", "--dry-run", "--ignore-installed",
                   "--report", str(home / "report.json"), f".[{args.extras}]"]]
@@ -62,10 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         pins = sorted(
             (item["metadata"]["name"], item["metadata"]["version"]) for item in report["install"]
             if item["metadata"]["name"].lower() not in NOT_PINNED)
+        pins += [("pip", pip)] if pip else []
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
         lines = [f"# Pinned from a real resolve of '.[{args.extras}]' on Python {version},",
                  "# made by `make lock` as an unprivileged user (scripts/lock.py).",
                  "# make setup installs with -c constraints.txt.",
+                 "# pip itself is pinned too: make setup upgrades the venv's pip to it first.",
                  *(f"{name}=={version}" for name, version in
                    sorted(pins, key=lambda p: p[0].lower()))]
         args.out.write_text("\n".join(lines) + "\n")

@@ -6,9 +6,10 @@ student). So ``make test`` does the student's part as an unprivileged account, t
 same one the throwaway Postgres server runs as (:mod:`course.storage.accounts`):
 
 1. a fresh copy of the repository's tracked files, owned by that account;
-2. a virtualenv made by that account from a Python it can run, and
-   ``pip install --dry-run -c constraints.txt -e '.[postgres,browser]'`` in it, with
-   a bare environment (no root configuration, no inherited ``PIP_*``);
+2. a virtualenv made by that account from a Python it can run, in it the pinned pip
+   (as ``make setup`` does) and ``pip install --dry-run -c constraints.txt -e
+   '.[postgres,agents,browser]'``, with a bare environment (no root configuration, no
+   inherited ``PIP_*``);
 3. the fast tests (``-m "not slow and not browser"``) run by that account, with the
    packages of this virtualenv read in place (``PYTHONPATH``, and ``JUPYTER_PATH`` for
    the nbgrader extensions) by a Python of the same version it can run, Postgres
@@ -79,9 +80,11 @@ def resolving(student):
     account, home, clone, python = student
     made = _as(account, [python, "-m", "venv", str(home / "venv")], cwd=clone, home=home)
     assert made.returncode == 0, made.stderr
-    job = start_bare(account, [str(home / "venv" / "bin" / "python"), "-m", "pip", "install",
-                               "--dry-run", "--quiet", "--disable-pip-version-check",
-                               "-c", "constraints.txt", "-e", f".[{EXTRAS}]"],
+    pip = [str(home / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet",
+           "--disable-pip-version-check", "-c", "constraints.txt"]
+    upgraded = _as(account, [*pip, "pip"], cwd=clone, home=home)  # as make setup, pip first
+    assert upgraded.returncode == 0, f"as {account.pw_name}: {upgraded.stderr[-3000:]}"
+    job = start_bare(account, [*pip, "--dry-run", "-e", f".[{EXTRAS}]"],
                      cwd=clone, home=home, log=home.parent / "pip-dry-run.log",
                      env={"CI": "true"} if in_ci() else None)
     yield job

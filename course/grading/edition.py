@@ -60,8 +60,9 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 setup: .venv/.installed
 .venv/.installed: pyproject.toml constraints.txt
 \t@test -x $(BIN)/python || $(PYTHON) -m venv .venv
-\t$(BIN)/python -m pip install --quiet -c constraints.txt -e .
-\t$(BIN)/python -m course.base.lazy_rfc3987 install-pth
+\t$(BIN)/python -m pip install --quiet -c constraints.txt pip
+\tPYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet -c constraints.txt -e .
+\t$(BIN)/python -W ignore::RuntimeWarning -m course.base.lazy_rfc3987 install-pth
 \t@touch $@
 lab: setup
 \t$(BIN)/python -m course.classroom.lab
