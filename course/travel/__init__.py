@@ -18,38 +18,38 @@ why it has a floor of its own, just above the CloudWave agent).
   through :mod:`course.travel.fake_claude` (a stand-in ``claude`` program).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from course.travel.airline import FLIGHTS, Airline, Flight, TravelWorld
 from course.travel.booking import MARTA, TRIP, book_naive, book_once, describe
-from course.travel.claude import (
-    MARTA_SCRIPT,
-    SessionRun,
-    fake_cli,
-    in_own_thread,
-    options,
-    run_session,
-    transcript,
-    travel_server,
-    write_then_rewind,
-)
-from course.travel.claude import preload as _preload_sdk
-from course.travel.deep import (
-    ASK,
-    CONTINUE,
-    cancelled_calls,
-    checkpointer,
-    config,
-    flight_tools,
-    marta_agent,
-    run_booking,
-)
-from course.travel.deep import preload as _preload_deep_agents
-from course.travel.model import ConversationScriptedModel, marta_model
+
+# The two frameworks cost about a second of imports; a process that only books (a graded
+# test's fresh interpreter, a crash worker) imports them when a name below is first used.
+_LAZY = {
+    "claude": ("MARTA_SCRIPT", "SessionRun", "fake_cli", "in_own_thread", "options",
+               "run_session", "transcript", "travel_server", "write_then_rewind"),
+    "deep": ("ASK", "CONTINUE", "cancelled_calls", "checkpointer", "config", "flight_tools",
+             "marta_agent", "run_booking"),
+    "model": ("ConversationScriptedModel", "marta_model"),
+}
+_HOME = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(f"course.travel.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'course.travel' has no attribute {name!r}")
 
 
 def preload() -> None:
     """Import both frameworks once (seconds); do it before forking crash workers."""
-    _preload_deep_agents()
-    _preload_sdk()
+    from course.travel import claude, deep
+
+    deep.preload()
+    claude.preload()
 
 
 __all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "MARTA_SCRIPT", "TRIP", "Airline",
