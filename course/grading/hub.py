@@ -50,6 +50,7 @@ from pathlib import Path
 from course.storage.accounts import (
     NoUnprivilegedAccount,
     current_or_unprivileged,
+    machine_cache,
     python_for,
     run_bare,
 )
@@ -105,10 +106,7 @@ def hub_home() -> Path:
     """The folder that holds the hub environments (see the module docstring)."""
     if os.environ.get("COURSE_HUB_HOME"):
         return Path(os.environ["COURSE_HUB_HOME"])
-    if os.geteuid() == 0:
-        return Path("/var/lib/crashcourse")
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "crashcourse"
+    return machine_cache()
 
 
 def fingerprint(repo: Path = REPO) -> str:

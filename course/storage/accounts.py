@@ -41,6 +41,16 @@ class NoUnprivilegedAccount(RuntimeError):
     """Running as root, and no unprivileged account could be found or created."""
 
 
+def machine_cache() -> Path:
+    """Where the course keeps what it builds once per machine and reuses (the hub's
+    environments, a PostgreSQL data template): ``/var/lib/crashcourse`` as root,
+    ``$XDG_CACHE_HOME/crashcourse`` (``~/.cache/crashcourse``) otherwise."""
+    if os.geteuid() == 0:
+        return Path("/var/lib/crashcourse")
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "crashcourse"
+
+
 def unprivileged_account() -> pwd.struct_passwd:
     """The account a root process hands unprivileged work to (see the module docstring)."""
     wanted = os.environ.get("COURSE_PG_USER")
