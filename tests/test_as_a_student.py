@@ -10,7 +10,10 @@ same one the throwaway Postgres server runs as (:mod:`course.storage.accounts`):
    (as ``make setup`` does) and ``pip install --dry-run -c constraints.txt -e
    '.[postgres,agents,browser]'``, with a bare environment (no root configuration, no
    inherited ``PIP_*``);
-3. the fast tests (``-m "not slow and not browser"``) run by that account, with the
+3. the fast tests (``-m "not slow and not browser"``) of the files that use what behaves
+   differently for a normal user (:func:`account_sensitive_files`: Postgres, which then
+   runs as that account, the grading and its sandbox, Jupyter's and nbgrader's folders,
+   the classroom) run by that account, with the
    packages of this virtualenv read in place (``PYTHONPATH``, and ``JUPYTER_PATH`` for
    the nbgrader extensions) by a Python of the same version it can run, Postgres
    included. A full install as that account would take minutes; the dry run in step
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +52,17 @@ from course.storage.accounts import (
 
 REPO = Path(__file__).resolve().parent.parent
 EXTRAS = "postgres,agents,browser"
+# What a test file names when it uses a part that behaves differently for a normal user.
+ACCOUNT_SENSITIVE = re.compile(
+    r"course\.storage|course\.grading|course\.classroom|nbgrader|jupyter|[Pp]ostgres")
+
+
+def account_sensitive_files() -> list[str]:
+    """The test files the student's account runs. The others (the ledger, the graphs, the
+    crash harness, the audit) fork and write only in their own temporary folders, the same
+    for every account, and this run has already run them."""
+    return sorted(str(path.relative_to(REPO)) for path in (REPO / "tests").glob("test_*.py")
+                  if ACCOUNT_SENSITIVE.search(path.read_text()))
 
 
 def _as(account: pwd.struct_passwd, command: list[str], *, cwd: Path, home: Path,
@@ -122,7 +137,7 @@ def test_a_student_runs_the_fast_tests(student, resolving):  # the pins resolve 
                     f"(it lives in a private folder): {reads.stderr.strip().splitlines()[-1]}")
     bindir = _console_scripts(account, home, python)
     ran = _as(account, [python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        "-m", "not slow and not browser"],
+                        "-m", "not slow and not browser", *account_sensitive_files()],
               cwd=clone, home=home,
               extra_env={"PYTHONPATH": f"{clone}{os.pathsep}{site}", "PYTHONNOUSERSITE": "1",
                          "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
@@ -133,6 +148,14 @@ def test_a_student_runs_the_fast_tests(student, resolving):  # the pins resolve 
     assert ran.returncode == 0, f"the fast tests fail as {account.pw_name}:\n{tail}"
     # under CI the nested run has CI=true too: a Postgres test that skips fails it (tests/ci.py)
     assert " passed" in tail.splitlines()[-1], tail
+
+
+def test_the_student_runs_every_file_that_uses_postgres_the_grading_or_jupyter():
+    chosen = account_sensitive_files()
+    for needed in ("tests/test_postgres_server.py", "tests/test_grading_pieces.py",
+                   "tests/test_lab.py", "tests/test_idempotency_conformance.py"):
+        assert needed in chosen
+    assert "tests/test_ledger.py" not in chosen and "tests/test_as_a_student.py" in chosen
 
 
 @pytest.mark.slow
