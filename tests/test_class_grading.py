@@ -65,11 +65,15 @@ def test_written_answers_wait_for_a_person_and_are_not_zero(graded):
 
 
 def test_a_loop_costs_the_loop_and_the_rest_is_still_graded(graded):
-    _, _, done, rows = graded
+    course, _, done, rows = graded
     assert 0 < points(rows, "erin") < FULL
     assert "time limit" in rows["erin"]["note"]
     assert any(line.startswith("erin: stopped by the time limit") for line in
                done.stdout.splitlines())
+    # the loop costs the notebook's budget (COURSE_NOTEBOOK_BUDGET above), not a full
+    # per-cell limit in each of the eight cells that call it
+    graded_nb = (course / "autograded" / "erin" / "week5" / "week5.ipynb").read_text()
+    assert "used up its 30-second budget" in graded_nb
 
 
 def test_broken_and_tampered_notebooks_are_graded_without_gifts(graded):

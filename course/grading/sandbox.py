@@ -81,9 +81,6 @@ class GradingExecute(Execute):
         if sandbox_requested():
             kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
-        budget = os.environ.get("COURSE_NOTEBOOK_BUDGET")
-        if budget:
-            self.notebook_budget = int(budget)
         self._started = time.monotonic()
         self._cell_error = dict(self.error_on_timeout or {})
 
@@ -91,20 +88,30 @@ class GradingExecute(Execute):
         self._started = time.monotonic()
         return super().preprocess(nb, resources, km)
 
+    @property
+    def budget_s(self) -> int:
+        """``COURSE_NOTEBOOK_BUDGET`` if set, else ``notebook_budget``. Read when a cell
+        starts, not in ``__init__``: nbgrader applies its configuration to a preprocessor
+        again after building it, which put back the configured budget (120 s) over the
+        variable's."""
+        override = os.environ.get("COURSE_NOTEBOOK_BUDGET")
+        return int(override) if override else self.notebook_budget
+
     def _get_timeout(self, cell):
         per_cell = super()._get_timeout(cell)
-        if not self.notebook_budget:
+        budget = self.budget_s
+        if not budget:
             return per_cell
-        left = self.notebook_budget - (time.monotonic() - self._started)
+        left = budget - (time.monotonic() - self._started)
         if per_cell is not None and per_cell <= left:
             self.error_on_timeout = self._cell_error
             return per_cell
         self.error_on_timeout = {
             "ename": "CellTimeoutError",
-            "evalue": f"the notebook used up its {self.notebook_budget}-second budget, so this "
+            "evalue": f"the notebook used up its {budget}-second budget, so this "
                       f"cell was stopped after {max(left, self.min_cell_s):.0f} s",
             "traceback": [f"CellTimeoutError: the whole notebook may run for "
-                          f"{self.notebook_budget} seconds; it had used them up. Look for a "
+                          f"{budget} seconds; it had used them up. Look for a "
                           "loop that never ends in a helper that several cells call."],
         }
         return max(int(left), int(self.min_cell_s), 1)
