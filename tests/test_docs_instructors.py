@@ -1,6 +1,8 @@
 """docs/instructors.md and the README's instructor section match the code: every ``make``
 target they name exists, the README's commands are the guide's, and (slow) the guide's
-``bash`` blocks run literally, in order, on a fresh copy of the repository."""
+``bash`` blocks run literally, in order, on a fresh copy of the repository: nbgrader's
+whole exchange path (release, fetch, submit, collect, grade, grading by hand, feedback,
+return, fetch_feedback) with what each step must leave checked between the lines."""
 
 from __future__ import annotations
 
@@ -103,8 +105,30 @@ def fresh_clone(target: Path) -> Path:
     return target
 
 
+def written_answers_graded_by_hand(clone: Path, student_id: str) -> None:
+    """What the Formgrader saves when a grader scores the written answers (the guide's
+    prose step between `make grade` and `make feedback`): 5 of the 6 points."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{clone / 'gradebook.db'}") as gb:
+        for name, points in {"reflection_1": 2, "reflection_2": 1, "reflection_3": 2}.items():
+            grade = gb.find_grade(name, "week5", "week5", student_id)
+            grade.manual_score = points
+            grade.needs_manual_grade = False
+        gb.db.commit()
+
+
 @pytest.mark.slow
 def test_the_guides_commands_run_literally_on_a_fresh_clone(tmp_path):
+    """The guide's bash blocks, literally and in order: release, the exchange, collect,
+    grade, feedback, return, export, the student's fetch_feedback, the student edition.
+    Between the lines, what the guide leaves to people: the student solves every exercise,
+    the instructor tries to return feedback before the written answers are graded (refused),
+    then grades them by hand. The student's fetched feedback has the right score and
+    neither a hidden test nor a rubric."""
+    from weeks import autograded_points
+
+    full = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
     clone = fresh_clone(tmp_path / "clone")
     exchange, home = tmp_path / "exchange", tmp_path / "ada"
     home.mkdir()
@@ -116,6 +140,44 @@ def test_the_guides_commands_run_literally_on_a_fresh_clone(tmp_path):
     teacher = {**base, "COURSE_EXCHANGE": str(exchange), "PYTHONPATH": str(clone)}
     student = {**base, "HOME": str(home), "USER": "ada", "LOGNAME": "ada",
                "PATH": f"{clone / '.venv' / 'bin'}{os.pathsep}{base['PATH']}"}
+    student_id = pwd.getpwuid(os.getuid()).pw_name  # nbgrader names it after the login
+
+    def handed_out(_done):
+        assert (exchange.stat().st_mode & 0o1777) == 0o1777  # every account can drop in it
+
+    def fetched(_done):
+        notebook = home / "week5" / "week5.ipynb"
+        assert "### BEGIN HIDDEN TESTS" not in notebook.read_text()
+        shutil.copy(REPO / "solutions" / "week5" / "week5.ipynb", notebook)  # all solved
+
+    def collected(done):
+        assert student_id in done.stdout, done.stdout
+        assert (clone / "submitted" / student_id / "week5" / "week5.ipynb").is_file()
+
+    def graded(done):
+        assert f"{student_id}: week5: {full}/{full} autograded" in done.stdout, done.stdout
+        refused = subprocess.run(["make", "return-feedback", "WEEK=5"], cwd=clone, env=teacher,
+                                 capture_output=True, text=True, timeout=600)
+        assert refused.returncode != 0
+        assert f"{student_id}: written answers not graded yet" in refused.stderr
+        written_answers_graded_by_hand(clone, student_id)
+
+    def exported(_done):
+        rows = (clone / "grades" / "week5.csv").read_text().splitlines()
+        assert len(rows) == 2, rows
+        row = rows[1].split(",")
+        assert row[0] == student_id and row[4] == "5" and row[6] == "graded", row
+        assert row[7] == str(full + 5), row
+
+    def feedback_fetched(_done):
+        [html] = (home / "week5" / "feedback").glob("*/week5.html")
+        text = html.read_text()
+        assert f"week5 (Score: {full + 5}.0 / {full + 6}.0)" in text, text[:3000]
+        assert "BEGIN HIDDEN TESTS" not in text and "Rubric for graders" not in text
+
+    after = {"make to-students WEEK=5": handed_out, "nbgrader fetch_assignment week5": fetched,
+             "make collect WEEK=5": collected, "make grade WEEK=5": graded,
+             "make export WEEK=5": exported, "nbgrader fetch_feedback week5": feedback_fetched}
     ran = []
     for as_student, lines in blocks(GUIDE.read_text()):
         for line in lines:
@@ -125,11 +187,8 @@ def test_the_guides_commands_run_literally_on_a_fresh_clone(tmp_path):
                                   env=student if as_student else teacher,
                                   capture_output=True, text=True, timeout=1200)
             assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-            ran.append(line)
-    assert "make grade WEEK=5" in ran and "nbgrader fetch_feedback week5" in ran
-    rows = (clone / "grades" / "week5.csv").read_text().splitlines()
-    student_id = pwd.getpwuid(os.getuid()).pw_name  # nbgrader names it after the login
-    assert rows[1].startswith(f"{student_id},") and len(rows) == 2
-    assert list((home / "week5" / "feedback").glob("*/week5.html"))
+            after.get(line.strip(), lambda _done: None)(done)
+            ran.append(line.strip())
+    assert set(after) <= set(ran), f"the guide no longer runs {sorted(set(after) - set(ran))}"
     edition = tmp_path / "crash-course-students"
     assert (edition / "week5" / "week5.ipynb").is_file() and not (edition / "solutions").exists()
