@@ -61,7 +61,8 @@ setup: .venv/.installed
 .venv/.installed: pyproject.toml constraints.txt
 \t@test -x $(BIN)/python || $(PYTHON) -m venv .venv
 \t$(BIN)/python -m pip install --quiet -c constraints.txt pip
-\tPYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet -c constraints.txt -e .
+\tPYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet \\
+\t\t-c constraints.txt -e .
 \t$(BIN)/python -W ignore::RuntimeWarning -m course.base.lazy_rfc3987 install-pth
 \t@touch $@
 lab: setup
