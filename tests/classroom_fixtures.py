@@ -92,8 +92,12 @@ def build_class(course: Path) -> dict[str, str]:
     submit("dave", "a charge key with randomness in it", wrong)
     looping = _nb(SOURCE)
     cell = looping.cells[_by_id(looping, "ex2_charge")]
-    cell.source += "\n\ndef charge_key(state):\n    while True:\n        pass\n"
-    submit("erin", "charge_key (called by many tests) loops forever", looping)
+    # A loop that waits (as for a settlement that never comes) rather than spins: the
+    # budget stops both alike (test_grading_pieces stops spinning loops), and a spinning
+    # one here would burn a core of the test machine for the whole 30-second budget.
+    cell.source += ("\n\nimport time\ndef charge_key(state):\n    while True:  # waits for "
+                    "the charge to settle\n        time.sleep(0.05)\n")
+    submit("erin", "charge_key (called by many tests) waits forever", looping)
     broken = _nb(SOURCE)
     broken.cells[_by_id(broken, "ex1_answer")].source = "WRITES = {'refund': False,"
     submit("frank", "a syntax error in exercise 1", broken)
