@@ -103,6 +103,27 @@ def test_the_alembic_revision_is_what_the_alembic_program_says():
     assert nbgrader.api.get_alembic_version() == speedups.alembic_head()
 
 
+def test_nbgrader_commands_in_the_course_create_a_gradebook_without_the_alembic_program(
+        tmp_path):
+    """``nbgrader_config.py`` installs :func:`speedups.install` for every nbgrader app that
+    reads it (the formgrader, ``nbgrader db``...): with no ``alembic`` program to find, a
+    new gradebook is still made, with the revision the program would have said."""
+    shutil.copy2(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    nowhere = tmp_path / "bin"
+    nowhere.mkdir()
+    env = {**os.environ, "PATH": str(nowhere), "PYTHONPATH": str(REPO)}
+    add = [sys.executable, "-m", "nbgrader", "db", "student", "add", "ada"]
+    done = subprocess.run(add, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with sqlite3.connect(tmp_path / "gradebook.db") as db:
+        assert db.execute("select version_num from alembic_version").fetchone() == (
+            speedups.alembic_head(),)
+    (tmp_path / "nbgrader_config.py").write_text("")  # nbgrader as it comes
+    (tmp_path / "gradebook.db").unlink()
+    done = subprocess.run(add, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode != 0 and "alembic" in done.stderr, done.stderr[-2000:]
+
+
 def test_only_a_throwaway_gradebook_skips_the_disk(tmp_path):
     from sqlalchemy import create_engine, text
 
