@@ -111,7 +111,8 @@ def test_nbgrader_commands_in_the_course_create_a_gradebook_without_the_alembic_
     shutil.copy2(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
     nowhere = tmp_path / "bin"
     nowhere.mkdir()
-    env = {**os.environ, "PATH": str(nowhere), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PATH": str(nowhere), "PYTHONPATH": os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     add = [sys.executable, "-m", "nbgrader", "db", "student", "add", "ada"]
     done = subprocess.run(add, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
