@@ -30,7 +30,15 @@ from pathlib import Path
 import pytest
 from ci import in_ci
 from labpage import LabPage, write_timings
-from labserver import REPO, LabServer, course_copy, free_port, isolated_env, lab_args
+from labserver import (
+    REPO,
+    LabServer,
+    course_copy,
+    empty_once_per_run,
+    free_port,
+    isolated_env,
+    lab_args,
+)
 
 ARTIFACTS = REPO / "test-artifacts" / "browser"
 ENSURE_CHROMIUM = REPO / "scripts" / "ensure-chromium.sh"
@@ -70,9 +78,12 @@ def chromium() -> str:
 
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
-    """``test-artifacts/browser/``, emptied at the start of the session."""
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
+    """``test-artifacts/browser/``, emptied once per test run. Under pytest-xdist each
+    worker has a session of its own: a worker that reaches its browser tests later must not
+    delete what another worker is still writing (``make lab``'s log once vanished in the
+    middle of its test that way)."""
+    empty_once_per_run(ARTIFACTS, os.environ.get("PYTEST_XDIST_TESTRUNUID")
+                       or f"alone-{os.getpid()}")
     return ARTIFACTS
 
 

@@ -19,6 +19,7 @@ Promises:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -54,6 +55,20 @@ COPY_IGNORE = shutil.ignore_patterns(
     ".ipynb_checkpoints", "test-artifacts", "submitted", "autograded", "feedback",
     "exchange", "gradebook.db", ".jupyter-isolated", "checkpoints", "results",
 )
+
+
+def empty_once_per_run(folder: Path, run: str) -> None:
+    """Empty ``folder`` unless it was already emptied for ``run`` (a test run's id, which
+    every pytest-xdist worker of the run shares): the first worker to ask empties it, the
+    others keep what it has written since. A lock file beside the folder orders them."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        marker = folder / ".emptied-for-run"
+        if not (marker.is_file() and marker.read_text() == run):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            marker.write_text(run)
 
 
 def free_port() -> int:

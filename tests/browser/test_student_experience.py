@@ -31,7 +31,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from labpage import LabPage, write_timings
-from labserver import REPO, LabServer, free_port, isolated_env, lab_args
+from labserver import REPO, LabServer, empty_once_per_run, free_port, isolated_env, lab_args
 
 from course.classroom.lab import first_notebook
 
@@ -124,6 +124,19 @@ CANARY_CELLS = [
     "raise ValueError('the canary error')",
     "print('never reached')",
 ]
+
+
+def test_the_artifacts_folder_is_emptied_once_per_run_not_once_per_worker(tmp_path):
+    folder = tmp_path / "browser"
+    folder.mkdir()
+    (folder / "from-the-last-run.png").write_text("old")
+    empty_once_per_run(folder, "run-1")  # the first worker of run 1
+    assert not (folder / "from-the-last-run.png").exists()
+    (folder / "make-lab.log").write_text("Opening week1/week1.ipynb")
+    empty_once_per_run(folder, "run-1")  # another worker of the same run, later
+    assert (folder / "make-lab.log").read_text() == "Opening week1/week1.ipynb"
+    empty_once_per_run(folder, "run-2")
+    assert sorted(p.name for p in folder.iterdir()) == [".emptied-for-run"]
 
 
 def test_helpers_see_an_error_a_stopped_run_and_a_dead_widget(lab):
