@@ -79,10 +79,15 @@ def hub_environment() -> Iterator[HubEnv]:
         context.__exit__(None, None, None)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """``count`` different TCP ports on 127.0.0.1 that nothing listens on right now. Their
+    sockets stay open until all are chosen: ports picked one after another, each released
+    at once, can repeat (the hub and its proxy once got the same one)."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -140,7 +145,7 @@ class ClassHub:
         state = Path(tempfile.mkdtemp(prefix=f"crash-hub-{name}-", dir="/tmp"))
         state.chmod(0o755)
         exchange = state / "exchange"
-        ports = [free_port() for _ in range(3)]
+        ports = free_ports(3)
         password = secrets.token_urlsafe(16)
         root = os.geteuid() == 0 and account is None
         runs_as = {}
