@@ -4,9 +4,12 @@
   HTML in Jupyter (ledgers, crash matrices, audits).
 - :mod:`course.base.crashpoints`: named crash points; no-ops outside the crash
   harness, a real SIGKILL inside one of its workers.
+- :mod:`course.base.scratch`: :func:`scratch_folder`, a notebook's temporary folder,
+  removed when its kernel stops.
 """
 
 from course.base import crashpoints
+from course.base.scratch import scratch_folder
 from course.base.table import Table
 
-__all__ = ["Table", "crashpoints"]
+__all__ = ["Table", "crashpoints", "scratch_folder"]

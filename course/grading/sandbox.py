@@ -8,7 +8,8 @@ limit and adds ``notebook_budget`` seconds for the whole notebook: once it is sp
 every remaining cell gets ``min_cell_s`` (a second by default) before it is stopped
 and graded as failed. One student whose helper loops forever costs at most
 the budget plus a second per remaining cell, and the cells that need no loop still
-score. ``COURSE_NOTEBOOK_BUDGET`` overrides the budget.
+score. ``COURSE_NOTEBOOK_BUDGET`` overrides the budget. Each kernel's ``TMPDIR`` is a
+folder of the notebook's own, removed when the notebook is graded.
 
 **A sandboxed kernel** (``COURSE_GRADING_SANDBOX=1``, set by ``make grade`` when it
 runs as root). :class:`SandboxedKernelManager` starts each kernel through
@@ -56,6 +57,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from jupyter_client.manager import AsyncKernelManager
+from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Float, Integer
 
@@ -86,7 +88,21 @@ class GradingExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._started = time.monotonic()
-        return super().preprocess(nb, resources, km)
+        # The kernel's temporary files go to a folder of this notebook's own, removed once
+        # the kernel is gone: grading shuts kernels down at once (nbgrader_config.py), so
+        # the exit handlers that tidy a notebook's scratch folder never run. The sandbox
+        # gives its kernels a scratch folder of their own instead.
+        with tempfile.TemporaryDirectory(prefix="grading-tmp-",
+                                         ignore_cleanup_errors=True) as kernel_tmp:
+            self._kernel_tmp = kernel_tmp
+            return super().preprocess(nb, resources, km)
+
+    async def async_start_new_kernel(self, **kwargs):
+        if not sandbox_requested() and getattr(self, "_kernel_tmp", None):
+            kwargs.setdefault("env", {**os.environ, "TMPDIR": self._kernel_tmp})
+        return await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)  # nbclient binds its own otherwise
 
     @property
     def budget_s(self) -> int:

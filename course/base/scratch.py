@@ -1,0 +1,34 @@
+"""A notebook's scratch folder that does not outlive its kernel.
+
+:func:`scratch_folder` makes a new folder in the system's temporary directory and removes
+it when the process that made it exits normally (a kernel shut down by JupyterLab,
+nbclient or nbgrader runs Python's exit handlers). Each run of a week's notebook used to
+leave its worlds behind in ``/tmp``, a few megabytes a run: a class graded every week, or
+a test suite run all day, filled the disk.
+
+Processes forked from the kernel (the crash workers) inherit the exit handler; only the
+process that made the folder removes it, so a worker that exits never takes the
+folder from under the notebook. A kernel that is killed (SIGKILL, a crash) leaves its
+folder, as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def scratch_folder(prefix: str) -> Path:
+    """A new empty folder ``<tmp>/<prefix>-XXXXXXXX``, removed when this process exits."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-"))
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
+    return folder
