@@ -40,8 +40,10 @@ c.Execute.error_on_timeout = {
     ],
 }
 # Kill the kernel's whole process group when grading ends: a crash-test worker
-# forked by a stopped cell must not outlive the grading run.
-c.ExecutePreprocessor.shutdown_kernel = "immediate"
+# forked by a stopped cell must not outlive the grading run. Grading only: the Validate
+# button (nbgrader's own Execute) shuts its kernel down gracefully, so the notebook's
+# exit handler removes its scratch folder (course/base/scratch.py).
+c.GradingExecute.shutdown_kernel = "immediate"
 
 # Students sometimes delete a test cell; put it back before grading.
 c.OverwriteCells.add_missing_cells = True

@@ -3,7 +3,8 @@
 Every week's notebook keeps its worlds in ``LAB = scratch_folder("weekN")``
 (:mod:`course.base.scratch`). A kernel shut down the usual way removes it; grading shuts
 kernels down at once, so :class:`course.grading.sandbox.GradingExecute` gives each
-kernel a ``TMPDIR`` of the notebook's own and removes it afterwards. Before both, each
+kernel a ``TMPDIR`` of the notebook's own and removes it afterwards; the Validate button
+(nbgrader's own Execute) shuts its kernel down gracefully. Before these, each
 run left a few megabytes in ``/tmp``: 18 GB on the test machine after a day of runs.
 """
 
@@ -16,8 +17,12 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbgrader.validator import Validator
+from traitlets.config import PyFileConfigLoader
 
 from course.grading.sandbox import GradingExecute
+
+REPO = Path(__file__).resolve().parent.parent
 
 MAKE_AND_FORK = """
 from course.base import scratch_folder
@@ -76,3 +81,15 @@ def test_grading_leaves_no_temporary_folder_behind(tmp_path):
     lab = Path("".join(o.get("text", "") for o in nb.cells[0].outputs).strip().splitlines()[-1])
     assert kernel_tmp != Path("/tmp") and lab.parent == kernel_tmp
     assert not kernel_tmp.exists() and not lab.exists()
+
+
+def test_the_validate_button_leaves_no_scratch_folder(tmp_path):
+    """What a student's Validate runs: nbgrader's Validator, with the course's config."""
+    where = tmp_path / "lab.txt"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f"{MAKE_AND_FORK}\nopen({str(where)!r}, 'w').write(str(LAB))")])
+    nbformat.write(nb, tmp_path / "week9.ipynb")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    Validator(config=config).validate(str(tmp_path / "week9.ipynb"))
+    lab = Path(where.read_text())
+    assert lab.name.startswith("scratch-test-") and not lab.exists()
