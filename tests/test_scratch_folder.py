@@ -34,8 +34,9 @@ print(LAB)
 """
 
 
-def last_line(nb) -> str:
-    return "".join(o.get("text", "") for o in nb.cells[-1].outputs).strip().splitlines()[-1]
+def last_line(cell) -> str:
+    """The last line a cell printed."""
+    return "".join(o.get("text", "") for o in cell.outputs).strip().splitlines()[-1]
 
 
 def test_a_kernel_shut_down_as_jupyterlab_does_removes_its_scratch_folder(tmp_path):
@@ -44,7 +45,7 @@ def test_a_kernel_shut_down_as_jupyterlab_does_removes_its_scratch_folder(tmp_pa
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     said = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     assert "exit 0" in said, said  # the worker ran, wrote in the folder and exited
-    assert not Path(last_line(nb)).exists()
+    assert not Path(last_line(nb.cells[0])).exists()
 
 
 def test_a_forked_worker_that_exits_leaves_the_folder_to_the_process_that_made_it():
@@ -77,8 +78,7 @@ def test_grading_leaves_no_temporary_folder_behind(tmp_path):
     ])
     GradingExecute(timeout=60, allow_errors=True, shutdown_kernel="immediate").preprocess(
         nb, {"metadata": {"path": str(tmp_path)}})
-    kernel_tmp = Path(last_line(nb))
-    lab = Path("".join(o.get("text", "") for o in nb.cells[0].outputs).strip().splitlines()[-1])
+    kernel_tmp, lab = Path(last_line(nb.cells[1])), Path(last_line(nb.cells[0]))
     assert kernel_tmp != Path("/tmp") and lab.parent == kernel_tmp
     assert not kernel_tmp.exists() and not lab.exists()
 

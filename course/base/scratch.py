@@ -3,9 +3,9 @@
 :func:`scratch_folder` makes a new folder in the system's temporary directory and removes
 it when the process that made it exits normally: a kernel shut down by JupyterLab (Shut
 Down Kernel, Restart) or by nbclient's default graceful shutdown runs Python's exit
-handlers. Grading shuts kernels down at once, without them; there
-:class:`course.grading.sandbox.GradingExecute` removes the kernel's whole temporary
-folder instead. Each run of a week's notebook used to leave its worlds behind in
+handlers, and so does nbgrader's Validate button. Grading shuts kernels down at once,
+without them; there :class:`course.grading.sandbox.GradingExecute` removes the kernel's
+whole temporary folder instead. Each run of a week's notebook used to leave its worlds behind in
 ``/tmp``, a few megabytes a run: a day of test runs left 18 GB.
 
 Processes forked from the kernel (the crash workers) inherit the exit handler; only the
