@@ -19,6 +19,13 @@ declared tests while its bundle fails nothing else (a leak shows up as an undecl
 failure). A week whose tests do read other exercises' answers (week 5) groups its
 submissions itself (``week_suite(groups=...)``).
 
+Most weeks (``week_suite(bundled=2)``) grade only their first two wrong answers per
+exercise with nbgrader. Every wrong and right answer, those two included, is also checked
+by :mod:`forked_answers`: one run of the solution forks its kernel before each exercise,
+and each child runs one answer and that exercise's tests from exactly the state a graded
+run has there. The suite requires the forked verdicts of the bundled answers to match
+nbgrader's, test by test and message by message, on every run.
+
 Also here: helpers for throwaway courses (:func:`tiny_course`), grading in a separate
 process (:func:`grade_in_a_process`), and reading notebooks and nbgrader metadata.
 """
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -125,6 +133,42 @@ def wrong_answer(source: Path, target: Path,
     target.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target / source.name)
     return target
+
+
+def resolved_edits(source: Path, edits: Edits) -> dict[str, str]:
+    """``edits`` with every function of the old source applied: ``{grade_id: new source}``."""
+    old = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in cells(source)}
+    return {g: e(old[g]) if callable(e) else e for g, e in edits.items()}
+
+
+RUN_PROBE = """
+import sys
+from pathlib import Path
+import nbformat
+from nbclient import NotebookClient
+path = Path(sys.argv[1])
+nb = nbformat.read(path, as_version=4)
+try:
+    NotebookClient(nb, timeout=1800, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+finally:
+    nbformat.write(nb, path)
+"""
+
+
+def start_probe(week: int, answers: Mapping[str, Wrong | Right], root: Path) -> subprocess.Popen:
+    """The solution run once in a kernel that forks at each exercise to check ``answers``
+    (:mod:`forked_answers`), in the background; verdicts in ``root/verdicts``."""
+    from forked_answers import probe_notebook
+
+    source = source_of(week)
+    by_exercise: dict[int, dict[str, dict[str, str]]] = defaultdict(dict)
+    for name, answer in answers.items():
+        by_exercise[answer.exercise][name] = resolved_edits(source, answer.edits)
+    root.mkdir(parents=True, exist_ok=True)
+    probe = root / source.name
+    nbformat.write(probe_notebook(source, dict(by_exercise), root / "verdicts"), probe)
+    return start("-c", RUN_PROBE, str(probe))
 
 
 def start(*args: str) -> subprocess.Popen:
@@ -355,6 +399,7 @@ def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
                rights: Mapping[str, Right] | None = None,
                more_submissions: Mapping[str, Path] | None = None,
                more_jobs: Mapping[str, subprocess.Popen] | None = None,
+               forked: Mapping[str, Wrong | Right] | None = None,
                timeout_s: float = 600) -> dict:
     """``make check WEEK=<week>`` on the untouched release (and ``more_jobs``) in the
     background, while ONE nbgrader run here grades the solution, every wrong answer (in
@@ -364,7 +409,11 @@ def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
 
     Returns ``{"course", "reports": {submission: Report}, "bundle_of": {wrong-answer name:
     submission}, "right_bundle_of": {right-answer name: submission}, "blank":
-    CompletedProcess, **more_jobs' CompletedProcess}``."""
+    CompletedProcess, **more_jobs' CompletedProcess}``.
+
+    ``forked``: answers checked by forking one run of the solution (:func:`start_probe`),
+    in the background too; then also ``"probe"`` (its CompletedProcess), ``"probed"`` (the
+    executed probe notebook) and ``"forked"`` (``{answer name: verdicts}``)."""
     from course.grading import autograde as grading
 
     source = source_of(week)
@@ -374,14 +423,20 @@ def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
     folders.update(right_folders)
     before = nbgrader_state_in_repo()
     jobs = {"blank": start_make_check(week), **(more_jobs or {})}
+    if forked:
+        jobs["probe"] = start_probe(week, forked, root / "probe")
     try:
         reports = grading.grade(week, {"solution": source.parent, **folders,
                                        **(more_submissions or {})}, keep=root / "course")
     finally:
         done = finish(jobs, timeout_s)
     assert nbgrader_state_in_repo() == before, "grading wrote nbgrader files into the repo"
+    verdicts = root / "probe" / "verdicts"
     return {"course": root / "course", "reports": reports, "bundle_of": bundle_of,
-            "right_bundle_of": right_bundle_of, **done}
+            "right_bundle_of": right_bundle_of, **done,
+            "probed": root / "probe" / source.name,
+            "forked": {name: json.loads((verdicts / f"{name}.json").read_text())
+                       for name in forked or {} if (verdicts / f"{name}.json").exists()}}
 
 
 def source_of(week: int) -> Path:
@@ -468,6 +523,42 @@ def assert_wrong_answer_fails_its_tests(pipeline: dict, source: Path, name: str,
         assert "BEGIN HIDDEN TESTS" not in message and "_problems" not in message, message
 
 
+def forked_failures(pipeline: dict, name: str) -> dict[str, str]:
+    """``{test grade_id: message}`` of the tests answer ``name`` failed in its forked check
+    (:mod:`forked_answers`); every test of its exercise was run."""
+    verdict = pipeline["forked"].get(name)
+    assert verdict is not None, f"{name}: no forked check ran (the probe: {pipeline['probe']})"
+    assert verdict["ended"] == "exit 0", f"{name}: its forked check ended {verdict['ended']}"
+    return {g: message for g, (passed, message) in verdict["tests"].items() if not passed}
+
+
+def _sameish(message: str) -> str:
+    """A test's message with what differs from run to run (ids, times) left out."""
+    message = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<id>",
+                     message)
+    return re.sub(r"\d+\.\d+ ?s\b", "<time>", message)
+
+
+def assert_forked_answer_fails_its_tests(pipeline: dict, source: Path, name: str,
+                                         wrongs: Mapping[str, Wrong],
+                                         bare: Collection[str] = ()) -> None:
+    """Checked by forking the solution's run: the wrong answer ``name`` fails exactly its
+    declared tests of its exercise, and each failure says why, as in
+    :func:`assert_wrong_answer_fails_its_tests`."""
+    wrong = wrongs[name]
+    ran = set(pipeline["forked"][name]["tests"])
+    own = {g for g, n in exercise_of_tests(source).items() if n == wrong.exercise}
+    assert ran == own, f"{name}: the forked check ran {sorted(ran)}, not {sorted(own)}"
+    failed = forked_failures(pipeline, name)
+    assert set(failed) == wrong.fails, (
+        f"{name}: failed {sorted(failed)}, expected {sorted(wrong.fails)}")
+    for grade_id, message in failed.items():
+        assert message.strip(), f"{name}: {grade_id} failed without saying why"
+        assert message.strip() != "AssertionError" or grade_id in bare, (
+            f"{name}: {grade_id} says only {message!r}")
+        assert "BEGIN HIDDEN TESTS" not in message and "_problems" not in message, message
+
+
 def unexplained_failures(pipeline: dict, wrongs: Mapping[str, Wrong], total: float) -> dict:
     """``{submission: (failed, explained)}`` wherever a wrong answers' submission failed
     other tests than its wrong answers explain, lost other points, or ran out of time."""
@@ -485,7 +576,10 @@ def unexplained_failures(pipeline: dict, wrongs: Mapping[str, Wrong], total: flo
 
 
 def messages_of(pipeline: dict, name: str, wrongs: Mapping[str, Wrong]) -> list[str]:
-    """What the tests wrong answer ``name`` must fail said in its submission."""
+    """What the tests wrong answer ``name`` must fail said in its submission (or in its
+    forked check, when it was not bundled)."""
+    if name not in pipeline["bundle_of"]:
+        return [m for g, m in forked_failures(pipeline, name).items() if g in wrongs[name].fails]
     report = pipeline["reports"][pipeline["bundle_of"][name]]
     return [t.message for t in report.failed() if t.grade_id in wrongs[name].fails]
 
@@ -497,6 +591,7 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
                groups: Callable[[], Mapping[str, list[str]]] | None = None,
                more_submissions: Callable[[Path], Mapping[str, Path]] | None = None,
                more_jobs: Callable[[Path], Mapping[str, subprocess.Popen]] | None = None,
+               bundled: int | None = None,
                timeout_s: float = 600) -> dict:
     """The tests every graded week runs, for ``globals().update(...)`` in its test module
     (which adds its own tests, using the ``pipeline`` fixture and the paths from
@@ -513,8 +608,21 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     ``groups`` (for a week whose tests read other exercises' answers): makes the
     submissions instead of :func:`bundles`, and the bundling soundness test is left out.
     ``more_submissions(root)``/``more_jobs(root)``: more folders for the one nbgrader run,
-    more background processes (see :func:`grade_week`)."""
+    more background processes (see :func:`grade_week`).
+
+    ``bundled``: only the first ``bundled`` wrong answers of each exercise are graded by
+    nbgrader (in bundles); every wrong and right answer is checked by forking one run of
+    the solution (:mod:`forked_answers`), and for the bundled ones both must agree."""
     source, release = source_of(week), release_of(week)
+    graded_wrongs = wrongs
+    if bundled is not None:
+        kept: dict[int, int] = defaultdict(int)
+        graded_wrongs = {}
+        for name, wrong in wrongs.items():
+            kept[wrong.exercise] += 1
+            if kept[wrong.exercise] <= bundled:
+                graded_wrongs[name] = wrong
+    forked = {**wrongs, **(rights or {})} if bundled is not None else None
 
     @pytest.mark.parametrize("path", [source, release], ids=["solution", "release"])
     def test_committed_notebooks_have_no_outputs(path):
@@ -546,8 +654,8 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     @pytest.fixture(scope="module")
     def pipeline(tmp_path_factory):
         root = tmp_path_factory.mktemp(f"week{week}-grading")
-        return grade_week(week, wrongs, root, groups=groups() if groups else None,
-                          rights=rights,
+        return grade_week(week, graded_wrongs, root, groups=groups() if groups else None,
+                          rights=None if forked else rights, forked=forked,
                           more_submissions=more_submissions(root) if more_submissions else None,
                           more_jobs=more_jobs(root) if more_jobs else None, timeout_s=timeout_s)
 
@@ -592,11 +700,20 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     @pytest.mark.slow
     @pytest.mark.parametrize("name", list(wrongs))
     def test_a_wrong_answer_loses_points_on_its_own_exercise(pipeline, name):
-        assert_wrong_answer_fails_its_tests(pipeline, source, name, wrongs, bare)
+        if name in pipeline["bundle_of"]:
+            assert_wrong_answer_fails_its_tests(pipeline, source, name, wrongs, bare)
+        else:
+            assert_forked_answer_fails_its_tests(pipeline, source, name, wrongs, bare)
 
     @pytest.mark.slow
     @pytest.mark.parametrize("name", list(rights or {}))
     def test_a_right_answer_written_differently_gets_full_marks(pipeline, name):
+        if forked:
+            own = {g for g, n in exercise_of_tests(source).items() if n == rights[name].exercise}
+            assert set(pipeline["forked"][name]["tests"]) == own, pipeline["forked"][name]
+            lost = forked_failures(pipeline, name)
+            assert lost == {}, f"{name} is right, yet it lost points: {lost}"
+            return
         report = pipeline["reports"][pipeline["right_bundle_of"][name]]
         exercise = exercise_of_tests(source)
         lost = [f"{t.grade_id}: {t.message.strip()[-600:]}" for t in report.failed()
@@ -618,10 +735,28 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
             lines = "\n".join(pipeline["reports"][bundle].lines())
             assert "BEGIN HIDDEN TESTS" not in lines and "_problems" not in lines, bundle
 
+    @pytest.mark.slow
+    def test_the_forked_checks_agree_with_nbgrader(pipeline):
+        """Every bundled wrong answer is checked both ways: the same tests of its exercise
+        fail, saying the same thing. And the run the checks forked from is the solution's,
+        with no error."""
+        assert pipeline["probe"].returncode == 0, pipeline["probe"].stderr[-3000:]
+        assert errors_in(pipeline["probed"]) == [], errors_in(pipeline["probed"])
+        exercise = exercise_of_tests(source)
+        for name, bundle in pipeline["bundle_of"].items():
+            report = pipeline["reports"][bundle]
+            graded = {t.grade_id: t.message for t in report.failed()
+                      if exercise[t.grade_id] == wrongs[name].exercise}
+            forked_said = {g: _sameish(m) for g, m in forked_failures(pipeline, name).items()}
+            assert forked_said == {g: _sameish(m) for g, m in graded.items()}, (
+                name, forked_failures(pipeline, name), graded)
+
     tests = {name: value for name, value in locals().items()
              if name.startswith("test_") or name == "pipeline"}
     if groups:
         del tests["test_no_exercise_is_graded_through_another_exercises_answer"]
     if not rights:
         del tests["test_a_right_answer_written_differently_gets_full_marks"]
+    if not forked:
+        del tests["test_the_forked_checks_agree_with_nbgrader"]
     return tests
