@@ -56,17 +56,16 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # The files that take longest, longest first (wall seconds of each file run alone, measured
-# 2026-12-01: 105, 89, 79, 77, 53, 49, 49, 36, 34, 33, 28, 20, 18; week 7, the class, the
-# student's account, the browser and the hub re-measured once the class and hub tests got
-# cheaper). `make test` runs
+# 2026-12-01: 89, 79, 77, 53, 49, 49, 48, 28, 20, 20, 18, 15, 11; the week files got quicker
+# once most wrong answers were checked by forking one run of the solution). `make test` runs
 # the files on its workers in this order (`--dist loadfile --no-loadscope-reorder`), so the
 # workers end together instead of one finishing a two-minute file alone; the other files
 # follow in the usual order. tests/test_ci.py checks each name is a real file.
 LONGEST_FIRST = (
-    "test_week7.py", "test_class_grading.py", "test_as_a_student.py",
-    "test_student_experience.py", "test_week6.py", "test_jupyterhub.py", "test_week5.py",
-    "test_week3.py", "test_week4.py", "test_week2.py", "test_docs_instructors.py",
-    "test_hub_formgrader.py", "test_week1.py",
+    "test_class_grading.py", "test_as_a_student.py", "test_student_experience.py",
+    "test_week6.py", "test_jupyterhub.py", "test_week5.py", "test_week7.py",
+    "test_docs_instructors.py", "test_week2.py", "test_hub_formgrader.py", "test_week4.py",
+    "test_week3.py", "test_week1.py",
 )
 
 

@@ -94,7 +94,7 @@ WRONG = {
 
 
 globals().update(week_suite(
-    week=1, exercises=4, total=19, written=[2, 2], wrongs=WRONG, at_least=3,
+    week=1, exercises=4, total=19, written=[2, 2], wrongs=WRONG, at_least=3, bundled=2,
     demos=["no reducer:   ['second']", "operator.add: ['first', 'second']",
            "InvalidUpdateError - At key 'log'", "{**state} update: ['first', 'first', 'second']",
            "unreachable node: ['first']", "retrieve ---> refund"],

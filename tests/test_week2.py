@@ -91,7 +91,7 @@ WRONG = {
 
 
 globals().update(week_suite(
-    week=2, exercises=4, total=22, written=[2, 2, 2], wrongs=WRONG, at_least=3,
+    week=2, exercises=4, total=22, written=[2, 2, 2], wrongs=WRONG, at_least=3, bundled=2,
     demos=[
         "['parse', 'retrieve', 'answer', 'email']      ← Why was I billed",
         "intent: refund | invoice: inv_10",  # the scripted model's tool call

@@ -132,7 +132,7 @@ WRONG = {
 
 
 globals().update(week_suite(
-    week=4, exercises=3, total=TOTAL, written=[2, 2, 2], wrongs=WRONG,
+    week=4, exercises=3, total=TOTAL, written=[2, 2, 2], wrongs=WRONG, bundled=2,
     demos=[
         "(no answer: caught GraphInterrupt)",
         "'will_send': ['refund 129.00 EUR', 'mail to marta@example.com']}",

@@ -353,7 +353,7 @@ RIGHT = {  # name: Right(exercise, {answer cell: new source}): each must get ful
 
 
 globals().update(week_suite(
-    week=7, exercises=5, total=30, written=[2, 2, 2], wrongs=WRONG, rights=RIGHT,
+    week=7, exercises=5, total=30, written=[2, 2, 2], wrongs=WRONG, rights=RIGHT, bundled=2,
     timeout_s=1200,
     demos=[
         "naive tool, killed after booking, resumed: 2 booking(s)",
