@@ -1,7 +1,8 @@
 """Week 2 ("Tools, routes, failures"): the notebooks, their nbgrader grading and ``make check``.
 
-One nbgrader run (module-scoped) grades the solution and every known-wrong answer below
-(in bundles of one wrong answer per exercise, see ``tests/weeks.py``);
+One nbgrader run (module-scoped) grades the solution and the first two known-wrong answers
+of each exercise (in bundles of one wrong answer per exercise, see ``tests/weeks.py``); one
+run of the solution forks to check every wrong answer (``tests/forked_answers.py``), and
 ``make check WEEK=2`` runs on the untouched release meanwhile. Each wrong answer is what a
 student would plausibly write, and must lose points on its own exercise only.
 """

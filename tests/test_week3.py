@@ -2,11 +2,13 @@
 
 The tests are ``tests/weeks.py``'s ``week_suite`` (shared with week 4): one
 module-scoped pipeline runs ``make check WEEK=3`` on the untouched release in the
-background while ONE nbgrader run grades the solution and the known-wrong answers below,
-keeping its course folder (its regenerated release and executed solution are checked
-too). The wrong answers are packed one per exercise into a few submissions, which is
+background while ONE nbgrader run grades the solution and the first two known-wrong
+answers of each exercise, keeping its course folder (its regenerated release and executed
+solution are checked too). Those are packed one per exercise into two submissions, which is
 sound because no exercise's tests use another exercise's answers (checked); each one must
-lose points on its own exercise and only there.
+lose points on its own exercise and only there. Every wrong answer is also checked by forking
+one run of the solution at its exercise (``tests/forked_answers.py``), and for the two graded
+ones the verdicts must match nbgrader's.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Week 4 (wait for a human): the notebooks, the nbgrader pipeline and ``make check WEEK=4``.
 
-The same shape as week 3's module: one nbgrader run grades the solution and the known-wrong
-answers (several to a submission, one per exercise) while ``make check WEEK=4`` grades the
-untouched release in the background. Exercise 3 asks for a test, so its wrong answers are
+The same shape as week 3's module: one nbgrader run grades the solution and two known-wrong
+answers per exercise (several to a submission, one per exercise), one forked run of the
+solution checks them all, and ``make check WEEK=4`` grades the untouched release in the
+background. Exercise 3 asks for a test, so its wrong answers are
 tests that are too weak: they pass graphs that are broken.
 
 Several wrong answers come from a fresh student's review: the course's reference node

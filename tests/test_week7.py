@@ -2,13 +2,15 @@
 
 The shared suite (``tests/weeks.py``'s ``week_suite``): one module-scoped ``pipeline`` runs
 ``make check WEEK=7`` on the untouched release in a background process while this process grades the
-solution and every known-wrong answer in ONE nbgrader run, keeping its course folder.
+solution and the first two known-wrong answers of each exercise in ONE nbgrader run, keeping
+its course folder.
 
-Each wrong submission is the solution with realistic mistakes, one per exercise (bundled by
-the suite), so every exercise is shown at least two wrong answers across the submissions,
-and each mistake must lose points on its own exercise and nowhere else. Right answers
-written differently from the solution (another way of settling a booking in flight,
-another key form) must get full marks.
+Those two submissions are the solution with realistic mistakes, one per exercise (bundled by
+the suite), and each mistake must lose points on its own exercise and nowhere else. Every
+wrong answer, and every right answer written differently from the solution (another way of
+settling a booking in flight, another key form), is checked by forking one run of the
+solution at its exercise (``tests/forked_answers.py``): a wrong one fails exactly its tests,
+a right one passes them all, and for the graded two the verdicts must match nbgrader's.
 """
 
 from __future__ import annotations

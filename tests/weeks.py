@@ -262,7 +262,8 @@ class Wrong:
 class Right:
     """A right answer written differently from the solution (another key form, another way
     of settling): ``edits`` to answer cells of exercise ``exercise``; its submission must get
-    full marks. Graded in bundles like :class:`Wrong` (``right1``, ``right2``, ...)."""
+    full marks. Graded in bundles like :class:`Wrong` (``right1``, ``right2``, ...), or, in a
+    week with ``week_suite(bundled=...)``, checked by forking (all its exercise's tests pass)."""
 
     exercise: int
     edits: Edits
