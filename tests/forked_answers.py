@@ -36,9 +36,9 @@ import nbformat
 
 HARNESS = """\
 import sys as _probe_sys
-_probe_sys.path.insert(0, {tests!r})
+_probe_sys.path.insert(0, {here!r})
 from forked_answers import check_in_children as _check_in_children
-_check_in_children({out!r}, {answers!r}, {cells!r}, timeout_s={timeout_s!r})
+_check_in_children({out!r}, {answers!r}, {cells!r}, {tests!r}, timeout_s={timeout_s!r})
 """
 
 
@@ -47,21 +47,25 @@ def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]]
     """The solution notebook with a forking cell before the first answer cell of every
     exercise in ``answers`` (``{exercise: {answer name: {answer grade_id: new source}}}``);
     each child's verdicts go to ``out/<answer name>.json``. ``cells`` of an exercise: every
-    code cell from its first answer cell to its last test cell, as ``(grade_id, source)``."""
+    code cell from its first answer cell to its last test cell, as ``(grade_id, source)``;
+    ``tests``: the grade ids of its test cells."""
     from weeks import _cells_by_exercise  # tests/ is on the path
 
     nb = nbformat.read(solution, as_version=4)
     by_exercise: dict[int, list[str]] = {}
-    for number, _kind, cell in _cells_by_exercise(solution):
+    tests: dict[int, list[str]] = {}
+    for number, kind, cell in _cells_by_exercise(solution):
         by_exercise.setdefault(number, []).append(cell.metadata["nbgrader"]["grade_id"])
+        if kind == "test":
+            tests.setdefault(number, []).append(cell.metadata["nbgrader"]["grade_id"])
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
     inserts = []
     for exercise, named in answers.items():
         first, last = ids.index(by_exercise[exercise][0]), ids.index(by_exercise[exercise][-1])
         span = [(ids[i], nb.cells[i].source) for i in range(first, last + 1)
                 if nb.cells[i].cell_type == "code"]
-        source = HARNESS.format(tests=str(Path(__file__).parent), out=str(out),
-                                answers=named, cells=span, timeout_s=timeout_s)
+        source = HARNESS.format(here=str(Path(__file__).parent), out=str(out), answers=named,
+                                cells=span, tests=tests[exercise], timeout_s=timeout_s)
         inserts.append((first, nbformat.v4.new_code_cell(source)))
     for index, cell in sorted(inserts, key=lambda pair: -pair[0]):
         nb.cells.insert(index, cell)
@@ -69,23 +73,28 @@ def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]]
 
 
 def check_in_children(out: str, answers: dict[str, dict[str, str]],
-                      cells: list[tuple[str | None, str]], *, timeout_s: float) -> None:
+                      cells: list[tuple[str | None, str]], tests: list[str], *,
+                      timeout_s: float) -> None:
     """In a kernel, at the cell before an exercise's answer: for each answer (``{name:
     {grade_id: source}}``), fork; the child runs ``cells`` (``[(grade_id, source)]``) with
     the answer's sources in place of those grade ids and writes ``out/<name>.json``:
-    ``{"tests": {grade_id: [passed, message]}, "answer": [passed, message], "ended": ...}``."""
+    ``{"tests": {test grade_id: [passed, message]}, "answer": [ran without an error, its
+    error], "ended": "exit 0"}``, or, for a child that did not finish (killed after
+    ``timeout_s``, or crashed), ``"tests": {}`` and how it ended."""
     from course.grading import run_forked  # imported in the kernel
 
     Path(out).mkdir(parents=True, exist_ok=True)
     for name, edits in answers.items():
         target = Path(out) / f"{name}.json"
-        ended = run_forked(lambda target=target, edits=edits: _child(target, edits, cells),
-                           timeout_s=timeout_s)
+        ended = run_forked(
+            lambda target=target, edits=edits: _child(target, edits, cells, set(tests)),
+            timeout_s=timeout_s)
         if not target.exists():
             target.write_text(json.dumps({"tests": {}, "answer": [False, ""], "ended": ended}))
 
 
-def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, str]]) -> None:
+def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, str]],
+           tests: set[str]) -> None:
     from IPython import get_ipython
     from IPython.utils.capture import capture_output
     from jupyter_client.session import Session
@@ -95,12 +104,14 @@ def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, st
     shell.showtraceback = lambda *args, **kwargs: None
     with tempfile.TemporaryFile() as fd_err:
         os.dup2(fd_err.fileno(), 2)  # what started processes write to stderr
-        verdicts = _run(shell, capture_output, fd_err, edits, cells)
+        verdicts = _run(shell, capture_output, fd_err, edits, cells, tests)
     target.write_text(json.dumps(verdicts))
 
 
 def _run(shell: Any, capture_output: Any, fd_err: Any, edits: dict[str, str],
-         cells: list[tuple[str | None, str]]) -> dict[str, Any]:
+         cells: list[tuple[str | None, str]], tests: set[str]) -> dict[str, Any]:
+    """Each cell as the kernel runs one (in ``In``, which the course's new-process checks
+    read); a test's verdict by nbgrader's rule, its message as the course's report words it."""
     verdicts: dict[str, Any] = {"tests": {}, "answer": [True, ""]}
     for grade_id, source in cells:
         before = os.fstat(2).st_size
@@ -110,19 +121,12 @@ def _run(shell: Any, capture_output: Any, fd_err: Any, edits: dict[str, str],
         fd_err.seek(before)
         wrote = captured.stderr + fd_err.read().decode(errors="replace")
         said = next((line for line in wrote.splitlines() if line.strip()), "")
-        message = f"{type(error).__name__}: {error}".strip().rstrip(":") if error else (
-            f"the test wrote to stderr, which nbgrader scores 0: {said.strip()[:100]}"
-            if wrote.strip() else "")
+        raised = f"{type(error).__name__}: {error}".strip().rstrip(":") if error else ""
         if grade_id in edits:
-            verdicts["answer"] = [error is None, message]
-        elif grade_id is not None and not _is_answer(grade_id, cells, edits):
+            verdicts["answer"] = [error is None, raised]
+        elif grade_id in tests:
+            message = raised or (f"the test wrote to stderr, which nbgrader scores 0: "
+                                 f"{said.strip()[:100]}" if wrote.strip() else "")
             verdicts["tests"][grade_id] = [not message, message]
     verdicts["ended"] = "exit 0"
     return verdicts
-
-
-def _is_answer(grade_id: str, cells: list[tuple[str | None, str]], edits: dict[str, str]) -> bool:
-    """An answer cell the answer leaves as the solution has it (an exercise with several
-    answer cells): not a test. Test cells start with ``# Exercise N,``."""
-    source = dict(cells)[grade_id]
-    return not source.lstrip().startswith("# Exercise ")
