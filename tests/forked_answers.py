@@ -17,8 +17,12 @@ exercise with nbgrader (:mod:`weeks`' bundles) and checks the others here:
 
 What a child does not show: whether the answer breaks a later exercise (the bundled wrong
 answers are graded in full for that; and :func:`weeks.answers_used_across_exercises` proves
-no test reads another exercise's answer). The week suites check this mechanism against
-nbgrader on every run: each bundled wrong answer is checked here too, and both must agree.
+no test reads another exercise's answer). What it shares: the children run one after another
+and see the files the run made before the fork, as each other's writes to them; the course's
+tests build fresh worlds in new folders, so none reads another child's. The week suites
+check this mechanism against nbgrader on every run: each bundled wrong answer (the first
+children of their exercise) is checked here too, and both must agree; every other answer
+must fail exactly the tests it declares.
 
 A child must not talk to the kernel's front end (its ZeroMQ sockets belong to the parent),
 so it sends nothing: its outputs are captured and every message it would send is dropped.
