@@ -10,9 +10,12 @@ exercise with nbgrader (:mod:`weeks`' bundles) and checks the others here:
 - There the kernel holds exactly the state a graded run of any answer to E holds at that
   point. It forks once per answer; the child runs that answer instead of the solution's,
   then every later code cell up to E's last test cell, as a graded run would, and writes
-  down what each test cell did. nbgrader's rule decides: a test cell fails when it raises
-  or writes to stderr (its own ``sys.stderr`` or file descriptor 2, which a process it starts
-  writes to); the message is the error's ``Name: value``, as the course's report gives it.
+  down what each test cell did. nbgrader's rule decides: a test cell fails when it raises,
+  runs longer than a cell may (``nbgrader_config.py``'s ``TIMEOUT_S``), or writes to
+  stderr: through ``sys.stderr`` now or any stream the kernel gave out before, or through
+  file descriptor 2, where a process it starts writes (as in ``make check``, where the
+  kernel captures it). The message is worded as the course's report words it
+  (:func:`course.grading.autograde._outcomes`).
 - The parent goes on with the solution, to the next exercise.
 
 What a child does not show: whether the answer breaks a later exercise (the bundled wrong
@@ -20,9 +23,10 @@ answers are graded in full for that; and :func:`weeks.answers_used_across_exerci
 no test reads another exercise's answer). What it shares: the children run one after another
 and see the files the run made before the fork, as each other's writes to them; the course's
 tests build fresh worlds in new folders, so none reads another child's. The week suites
-check this mechanism against nbgrader on every run: each bundled wrong answer (the first
-children of their exercise) is checked here too, and both must agree; every other answer
-must fail exactly the tests it declares.
+check this mechanism against nbgrader on every run, both ways: the bundled wrong answers
+(the first children of their exercise) and the solution's own answer (one more child per
+exercise) are checked here too, and the verdicts must match nbgrader's; every other answer
+must fail exactly the tests it declares, or, if right, none.
 
 A child must not talk to the kernel's front end (its ZeroMQ sockets belong to the parent),
 so it sends nothing: its outputs are captured and every message it would send is dropped.
@@ -30,46 +34,56 @@ so it sends nothing: its outputs are captured and every message it would send is
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import signal
 import tempfile
+import time
+import traceback
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 HARNESS = """\
 import sys as _probe_sys
-_probe_sys.path.insert(0, {here!r})
+if {here!r} not in _probe_sys.path:
+    _probe_sys.path.append({here!r})
 from forked_answers import check_in_children as _check_in_children
-_check_in_children({out!r}, {answers!r}, {cells!r}, {tests!r}, timeout_s={timeout_s!r})
+_check_in_children({out!r}, {answers!r}, {cells!r}, {tests!r}, cell_timeout_s={cell!r},
+                   timeout_s={timeout_s!r})
 """
+SOLUTION = "solution-ex{}"  # the name of the child that runs the solution's own answer
 
 
 def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]],
-                   out: Path, *, timeout_s: float = 300) -> nbformat.NotebookNode:
+                   out: Path, *, cell_timeout_s: float, timeout_s: float = 300) -> Any:
     """The solution notebook with a forking cell before the first answer cell of every
-    exercise in ``answers`` (``{exercise: {answer name: {answer grade_id: new source}}}``);
-    each child's verdicts go to ``out/<answer name>.json``. ``cells`` of an exercise: every
-    code cell from its first answer cell to its last test cell, as ``(grade_id, source)``;
-    ``tests``: the grade ids of its test cells."""
+    exercise in ``answers`` (``{exercise: {answer name: {answer grade_id: new source}}}``),
+    plus, for each such exercise, a child named ``solution-exN`` that changes nothing. Each
+    child's verdicts go to ``out/<answer name>.json``. The cells a child runs: every code
+    cell from its exercise's first answer cell to its last test cell."""
+    import nbformat
     from weeks import _cells_by_exercise  # tests/ is on the path
 
     nb = nbformat.read(solution, as_version=4)
     by_exercise: dict[int, list[str]] = {}
     tests: dict[int, list[str]] = {}
     for number, kind, cell in _cells_by_exercise(solution):
-        by_exercise.setdefault(number, []).append(cell.metadata["nbgrader"]["grade_id"])
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        by_exercise.setdefault(number, []).append(grade_id)
         if kind == "test":
-            tests.setdefault(number, []).append(cell.metadata["nbgrader"]["grade_id"])
+            tests.setdefault(number, []).append(grade_id)
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
     inserts = []
     for exercise, named in answers.items():
+        assert SOLUTION.format(exercise) not in named, f"{SOLUTION.format(exercise)} is taken"
         first, last = ids.index(by_exercise[exercise][0]), ids.index(by_exercise[exercise][-1])
         span = [(ids[i], nb.cells[i].source) for i in range(first, last + 1)
                 if nb.cells[i].cell_type == "code"]
-        source = HARNESS.format(here=str(Path(__file__).parent), out=str(out), answers=named,
-                                cells=span, tests=tests[exercise], timeout_s=timeout_s)
+        source = HARNESS.format(here=str(Path(__file__).parent), out=str(out),
+                                answers={SOLUTION.format(exercise): {}, **named}, cells=span,
+                                tests=tests[exercise], cell=cell_timeout_s, timeout_s=timeout_s)
         inserts.append((first, nbformat.v4.new_code_cell(source)))
     for index, cell in sorted(inserts, key=lambda pair: -pair[0]):
         nb.cells.insert(index, cell)
@@ -78,27 +92,65 @@ def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]]
 
 def check_in_children(out: str, answers: dict[str, dict[str, str]],
                       cells: list[tuple[str | None, str]], tests: list[str], *,
-                      timeout_s: float) -> None:
+                      cell_timeout_s: float, timeout_s: float) -> None:
     """In a kernel, at the cell before an exercise's answer: for each answer (``{name:
     {grade_id: source}}``), fork; the child runs ``cells`` (``[(grade_id, source)]``) with
     the answer's sources in place of those grade ids and writes ``out/<name>.json``:
-    ``{"tests": {test grade_id: [passed, message]}, "answer": [ran without an error, its
-    error], "ended": "exit 0"}``, or, for a child that did not finish (killed after
-    ``timeout_s``, or crashed), ``"tests": {}`` and how it ended."""
-    from course.grading import run_forked  # imported in the kernel
-
+    ``{"tests": {test grade_id: [passed, message]}, "answer": [its cells ran without an
+    error, the first error], "ended": "finished"}``. A child that did not finish (killed
+    with everything it started after ``timeout_s``, or crashed) leaves ``"tests": {}`` and
+    how it ended."""
     Path(out).mkdir(parents=True, exist_ok=True)
     for name, edits in answers.items():
         target = Path(out) / f"{name}.json"
-        ended = run_forked(
-            lambda target=target, edits=edits: _child(target, edits, cells, set(tests)),
-            timeout_s=timeout_s)
+        ended = _in_a_child(lambda target=target, edits=edits: _child(
+            target, edits, cells, set(tests), cell_timeout_s), timeout_s)
         if not target.exists():
             target.write_text(json.dumps({"tests": {}, "answer": [False, ""], "ended": ended}))
 
 
+def _in_a_child(body: Any, timeout_s: float) -> str:
+    """Run ``body()`` in a forked child in a process group of its own; ``"exit <code>"``,
+    the signal's name, or ``"timeout"`` (the whole group is killed)."""
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)
+        code = 1
+        try:
+            body()
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            for kill in (os.killpg, os.kill):  # the group, and the child if it left it
+                with contextlib.suppress(ProcessLookupError):
+                    kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(0.005)
+    if os.WIFSIGNALED(status):
+        return signal.Signals(os.WTERMSIG(status)).name
+    return f"exit {os.WEXITSTATUS(status)}"
+
+
+class CellTimeoutError(Exception):
+    """A cell ran longer than a graded cell may."""
+
+
 def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, str]],
-           tests: set[str]) -> None:
+           tests: set[str], cell_timeout_s: float) -> None:
+    import sys
+
+    from ipykernel.iostream import OutStream
     from IPython import get_ipython
     from IPython.utils.capture import capture_output
     from jupyter_client.session import Session
@@ -106,31 +158,59 @@ def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, st
     Session.send = lambda *args, **kwargs: None  # the parent's sockets: send nothing
     shell = get_ipython()
     shell.showtraceback = lambda *args, **kwargs: None
-    with tempfile.TemporaryFile() as fd_err:
-        os.dup2(fd_err.fileno(), 2)  # what started processes write to stderr
-        verdicts = _run(shell, capture_output, fd_err, edits, cells, tests)
+    stderr = io.StringIO()  # every stderr the child writes to, in order
+    if isinstance(sys.stderr, OutStream):  # the kernel's, which handlers made before hold
+        sys.stderr.write = stderr.write  # (an attribute of each stream, not of the class)
+        sys.stderr.flush = lambda: None
+    saved_fd = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as fd_err, capture_output(stdout=True, stderr=False):
+            os.dup2(fd_err.fileno(), 2)  # what started processes write to stderr
+            streams = (stderr, fd_err)
+            verdicts = _run(shell, streams, edits, cells, tests, cell_timeout_s)
+    except BaseException as error:  # say what went wrong instead of dying silently
+        lines = traceback.format_exception_only(type(error), error)
+        verdicts = {"tests": {}, "answer": [False, ""], "ended": f"crashed: {lines[-1].strip()}"}
+    finally:
+        os.dup2(saved_fd, 2)
     target.write_text(json.dumps(verdicts))
 
 
-def _run(shell: Any, capture_output: Any, fd_err: Any, edits: dict[str, str],
-         cells: list[tuple[str | None, str]], tests: set[str]) -> dict[str, Any]:
-    """Each cell as the kernel runs one (in ``In``, which the course's new-process checks
-    read); a test's verdict by nbgrader's rule, its message as the course's report words it."""
+def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
+         cells: list[tuple[str | None, str]], tests: set[str],
+         cell_timeout_s: float) -> dict[str, Any]:
+    """Each cell as the kernel runs one (kept in ``In``, which the course's new-process
+    checks read), stopped after ``cell_timeout_s``; a test's verdict by nbgrader's rule."""
+    import sys
+
+    stderr, fd_err = streams
+    sys.stderr = stderr
+
+    def stop(signum: int, frame: Any) -> None:
+        raise CellTimeoutError(f"the cell ran longer than {cell_timeout_s:g} s")
+
+    signal.signal(signal.SIGALRM, stop)
     verdicts: dict[str, Any] = {"tests": {}, "answer": [True, ""]}
     for grade_id, source in cells:
-        before = os.fstat(2).st_size
-        with capture_output() as captured:
+        before, before_fd = stderr.tell(), os.fstat(2).st_size
+        signal.setitimer(signal.ITIMER_REAL, cell_timeout_s)
+        try:
             result = shell.run_cell(edits.get(grade_id, source), store_history=True)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         error = result.error_before_exec or result.error_in_exec
-        fd_err.seek(before)
-        wrote = captured.stderr + fd_err.read().decode(errors="replace")
+        fd_err.seek(before_fd)
+        wrote = stderr.getvalue()[before:] + fd_err.read().decode(errors="replace")
         said = next((line for line in wrote.splitlines() if line.strip()), "")
         raised = f"{type(error).__name__}: {error}".strip().rstrip(":") if error else ""
+        if isinstance(error, NotImplementedError):  # as the course's report says it
+            raised = "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
         if grade_id in edits:
-            verdicts["answer"] = [error is None, raised]
+            if error and verdicts["answer"][0]:
+                verdicts["answer"] = [False, raised]
         elif grade_id in tests:
             message = raised or (f"the test wrote to stderr, which nbgrader scores 0: "
                                  f"{said.strip()[:100]}" if wrote.strip() else "")
             verdicts["tests"][grade_id] = [not message, message]
-    verdicts["ended"] = "exit 0"
+    verdicts["ended"] = "finished"
     return verdicts

@@ -156,6 +156,11 @@ finally:
 """
 
 
+# nbgrader's time limit per cell, which the forked checks apply too
+CELL_TIMEOUT_S = float(re.search(r"^TIMEOUT_S = (\d+)", (REPO / "nbgrader_config.py").read_text(),
+                                 re.M).group(1))
+
+
 def start_probe(week: int, answers: Mapping[str, Wrong | Right], root: Path) -> subprocess.Popen:
     """The solution run once in a kernel that forks at each exercise to check ``answers``
     (:mod:`forked_answers`), in the background; verdicts in ``root/verdicts``."""
@@ -167,7 +172,8 @@ def start_probe(week: int, answers: Mapping[str, Wrong | Right], root: Path) -> 
         by_exercise[answer.exercise][name] = resolved_edits(source, answer.edits)
     root.mkdir(parents=True, exist_ok=True)
     probe = root / source.name
-    nbformat.write(probe_notebook(source, dict(by_exercise), root / "verdicts"), probe)
+    nbformat.write(probe_notebook(source, dict(by_exercise), root / "verdicts",
+                                  cell_timeout_s=CELL_TIMEOUT_S), probe)
     return start("-c", RUN_PROBE, str(probe))
 
 
@@ -436,8 +442,8 @@ def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
     return {"course": root / "course", "reports": reports, "bundle_of": bundle_of,
             "right_bundle_of": right_bundle_of, **done,
             "probed": root / "probe" / source.name,
-            "forked": {name: json.loads((verdicts / f"{name}.json").read_text())
-                       for name in forked or {} if (verdicts / f"{name}.json").exists()}}
+            "forked": {path.stem: json.loads(path.read_text())
+                       for path in sorted(verdicts.glob("*.json"))}}
 
 
 def source_of(week: int) -> Path:
@@ -529,7 +535,7 @@ def forked_failures(pipeline: dict, name: str) -> dict[str, str]:
     (:mod:`forked_answers`); every test of its exercise was run."""
     verdict = pipeline["forked"].get(name)
     assert verdict is not None, f"{name}: no forked check ran (the probe: {pipeline['probe']})"
-    assert verdict["ended"] == "exit 0", f"{name}: its forked check ended {verdict['ended']}"
+    assert verdict["ended"] == "finished", f"{name}: its forked check ended {verdict['ended']}"
     return {g: message for g, (passed, message) in verdict["tests"].items() if not passed}
 
 
@@ -537,6 +543,7 @@ def _sameish(message: str) -> str:
     """A test's message with what differs from run to run (ids, times) left out."""
     message = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<id>",
                      message)
+    message = re.sub(r"\b\d+\.py\b", "<cell>.py", message)  # a kernel's name for a cell
     return re.sub(r"\d+\.\d+ ?s\b", "<time>", message)
 
 
@@ -623,6 +630,7 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
             kept[wrong.exercise] += 1
             if kept[wrong.exercise] <= bundled:
                 graded_wrongs[name] = wrong
+    assert not set(wrongs) & set(rights or {}), "a wrong and a right answer share a name"
     forked = {**wrongs, **(rights or {})} if bundled is not None else None
 
     @pytest.mark.parametrize("path", [source, release], ids=["solution", "release"])
@@ -739,11 +747,18 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     @pytest.mark.slow
     def test_the_forked_checks_agree_with_nbgrader(pipeline):
         """Every bundled wrong answer is checked both ways: the same tests of its exercise
-        fail, saying the same thing. And the run the checks forked from is the solution's,
-        with no error."""
+        fail, saying the same thing. So is the solution's own answer to each exercise, which
+        nbgrader gives full marks: no test fails in its child either. And the run the checks
+        forked from is the solution's, with no error."""
         assert pipeline["probe"].returncode == 0, pipeline["probe"].stderr[-3000:]
         assert errors_in(pipeline["probed"]) == [], errors_in(pipeline["probed"])
         exercise = exercise_of_tests(source)
+        assert [t.grade_id for t in pipeline["reports"]["solution"].failed()] == []
+        for number in sorted({answer.exercise for answer in forked.values()}):
+            name = f"solution-ex{number}"
+            ran = set(pipeline["forked"][name]["tests"])
+            assert ran == {g for g, n in exercise.items() if n == number}, (name, ran)
+            assert forked_failures(pipeline, name) == {}, name
         for name, bundle in pipeline["bundle_of"].items():
             report = pipeline["reports"][bundle]
             graded = {t.grade_id: t.message for t in report.failed()
