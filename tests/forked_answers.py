@@ -34,13 +34,11 @@ so it sends nothing: its outputs are captured and every message it would send is
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
 import signal
 import tempfile
-import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -100,46 +98,16 @@ def check_in_children(out: str, answers: dict[str, dict[str, str]],
     error, the first error], "ended": "finished"}``. A child that did not finish (killed
     with everything it started after ``timeout_s``, or crashed) leaves ``"tests": {}`` and
     how it ended."""
+    from course.grading import run_forked  # imported in the kernel
+
     Path(out).mkdir(parents=True, exist_ok=True)
     for name, edits in answers.items():
         target = Path(out) / f"{name}.json"
-        ended = _in_a_child(lambda target=target, edits=edits: _child(
-            target, edits, cells, set(tests), cell_timeout_s), timeout_s)
+        ended = run_forked(lambda target=target, edits=edits: _child(
+            target, edits, cells, set(tests), cell_timeout_s), timeout_s=timeout_s,
+            process_group=True)
         if not target.exists():
             target.write_text(json.dumps({"tests": {}, "answer": [False, ""], "ended": ended}))
-
-
-def _in_a_child(body: Any, timeout_s: float) -> str:
-    """Run ``body()`` in a forked child in a process group of its own; ``"exit <code>"``,
-    the signal's name, or ``"timeout"`` (the whole group is killed)."""
-    import sys
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        os.setpgid(0, 0)
-        code = 1
-        try:
-            body()
-            code = 0
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            for kill in (os.killpg, os.kill):  # the group, and the child if it left it
-                with contextlib.suppress(ProcessLookupError):
-                    kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "timeout"
-        time.sleep(0.005)
-    if os.WIFSIGNALED(status):
-        return signal.Signals(os.WTERMSIG(status)).name
-    return f"exit {os.WEXITSTATUS(status)}"
 
 
 class CellTimeoutError(Exception):

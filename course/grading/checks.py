@@ -315,16 +315,22 @@ def kill_self() -> None:
     crashpoints.die()
 
 
-def run_forked(body: Callable[[], Any], *, timeout_s: float = 60) -> str:
-    """Run ``body()`` in a forked child; return ``"exit <code>"`` or the signal's name.
+def run_forked(body: Callable[[], Any], *, timeout_s: float = 60,
+               process_group: bool = False) -> str:
+    """Run ``body()`` in a forked child; return ``"exit <code>"``, the signal's name, or
+    ``"timeout"``.
 
     The child exits 0 when ``body`` returns and 1 when it raises (the traceback
-    goes to stderr). A child still running after ``timeout_s`` is killed.
+    goes to stderr). A child still running after ``timeout_s`` is killed; with
+    ``process_group`` the child leads a process group of its own and the whole group
+    is killed, with every process it started.
     """
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
+        if process_group:
+            os.setpgid(0, 0)
         code = 1
         try:
             body()
@@ -341,6 +347,9 @@ def run_forked(body: Callable[[], Any], *, timeout_s: float = 60) -> str:
         if done:
             break
         if time.monotonic() > deadline:
+            if process_group:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             return "timeout"
