@@ -268,8 +268,8 @@ class Wrong:
 class Right:
     """A right answer written differently from the solution (another key form, another way
     of settling): ``edits`` to answer cells of exercise ``exercise``; its submission must get
-    full marks. Graded in bundles like :class:`Wrong` (``right1``, ``right2``, ...), or, in a
-    week with ``week_suite(bundled=...)``, checked by forking (all its exercise's tests pass)."""
+    full marks: checked by forking (:mod:`forked_answers`), so only in a week with
+    ``week_suite(bundled=...)``; all its exercise's tests must pass."""
 
     exercise: int
     edits: Edits
@@ -283,7 +283,7 @@ def replacing(old: str, new: str) -> Callable[[str], str]:
     return edit
 
 
-def bundles(wrongs: Mapping[str, Wrong | Right], prefix: str = "wrong") -> dict[str, list[str]]:
+def bundles(wrongs: Mapping[str, Wrong]) -> dict[str, list[str]]:
     """``{bundle: [wrong-answer names]}``: bundle ``wrongK`` holds the K-th wrong answer of
     every exercise, so a week with three wrong answers per exercise executes its notebook
     four times (solution + three bundles), not thirteen. Sound only when no test reads
@@ -293,7 +293,7 @@ def bundles(wrongs: Mapping[str, Wrong | Right], prefix: str = "wrong") -> dict[
     for name, wrong in wrongs.items():
         per_exercise[wrong.exercise].append(name)
     rounds = max(len(names) for names in per_exercise.values())
-    return {f"{prefix}{k + 1}": [names[k] for names in per_exercise.values() if k < len(names)]
+    return {f"wrong{k + 1}": [names[k] for names in per_exercise.values() if k < len(names)]
             for k in range(rounds)}
 
 
@@ -403,20 +403,17 @@ def _submissions(source: Path, root: Path, answers: Mapping[str, Wrong | Right],
 
 def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
                groups: Mapping[str, list[str]] | None = None,
-               rights: Mapping[str, Right] | None = None,
                more_submissions: Mapping[str, Path] | None = None,
                more_jobs: Mapping[str, subprocess.Popen] | None = None,
                forked: Mapping[str, Wrong | Right] | None = None,
                timeout_s: float = 600) -> dict:
     """``make check WEEK=<week>`` on the untouched release (and ``more_jobs``) in the
     background, while ONE nbgrader run here grades the solution, every wrong answer (in
-    ``groups``, ``{submission: [wrong-answer names]}``, by default :func:`bundles`), every
-    right answer (in :func:`bundles` ``right1``, ``right2``, ...) and ``more_submissions``,
-    keeping its course folder under ``root/course``.
+    ``groups``, ``{submission: [wrong-answer names]}``, by default :func:`bundles`) and
+    ``more_submissions``, keeping its course folder under ``root/course``.
 
     Returns ``{"course", "reports": {submission: Report}, "bundle_of": {wrong-answer name:
-    submission}, "right_bundle_of": {right-answer name: submission}, "blank":
-    CompletedProcess, **more_jobs' CompletedProcess}``.
+    submission}, "blank": CompletedProcess, **more_jobs' CompletedProcess}``.
 
     ``forked``: answers checked by forking one run of the solution (:func:`start_probe`),
     in the background too; then also ``"probe"`` (its CompletedProcess), ``"probed"`` (the
@@ -425,9 +422,6 @@ def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
 
     source = source_of(week)
     folders, bundle_of = _submissions(source, root / "wrong", wrongs, groups or bundles(wrongs))
-    right_folders, right_bundle_of = _submissions(source, root / "right", rights or {},
-                                                  bundles(rights, "right") if rights else {})
-    folders.update(right_folders)
     before = nbgrader_state_in_repo()
     jobs = {"blank": start_make_check(week), **(more_jobs or {})}
     if forked:
@@ -439,8 +433,7 @@ def grade_week(week: int, wrongs: Mapping[str, Wrong], root: Path, *,
         done = finish(jobs, timeout_s)
     assert nbgrader_state_in_repo() == before, "grading wrote nbgrader files into the repo"
     verdicts = root / "probe" / "verdicts"
-    return {"course": root / "course", "reports": reports, "bundle_of": bundle_of,
-            "right_bundle_of": right_bundle_of, **done,
+    return {"course": root / "course", "reports": reports, "bundle_of": bundle_of, **done,
             "probed": root / "probe" / source.name,
             "forked": {path.stem: json.loads(path.read_text())
                        for path in sorted(verdicts.glob("*.json"))}}
@@ -611,7 +604,8 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     name: words one of its failed tests' messages must contain}``; ``secrets``: text the
     release must not contain; ``bare``: test cells whose failure may say no more than
     ``AssertionError`` (a known gap in the notebook); ``rights``: ``{name: Right}``, right
-    answers written differently from the solution, each of which must get full marks.
+    answers written differently from the solution, each of which must get full marks (checked
+    by forking, so they need ``bundled``).
 
     ``groups`` (for a week whose tests read other exercises' answers): makes the
     submissions instead of :func:`bundles`, and the bundling soundness test is left out.
@@ -630,6 +624,7 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
             kept[wrong.exercise] += 1
             if kept[wrong.exercise] <= bundled:
                 graded_wrongs[name] = wrong
+    assert not rights or bundled is not None, "right answers are checked by forking: bundled="
     assert not set(wrongs) & set(rights or {}), "a wrong and a right answer share a name"
     forked = {**wrongs, **(rights or {})} if bundled is not None else None
 
@@ -664,7 +659,7 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     def pipeline(tmp_path_factory):
         root = tmp_path_factory.mktemp(f"week{week}-grading")
         return grade_week(week, graded_wrongs, root, groups=groups() if groups else None,
-                          rights=None if forked else rights, forked=forked,
+                          forked=forked,
                           more_submissions=more_submissions(root) if more_submissions else None,
                           more_jobs=more_jobs(root) if more_jobs else None, timeout_s=timeout_s)
 
@@ -717,18 +712,10 @@ def week_suite(*, week: int, exercises: int, total: float, written: list[float],
     @pytest.mark.slow
     @pytest.mark.parametrize("name", list(rights or {}))
     def test_a_right_answer_written_differently_gets_full_marks(pipeline, name):
-        if forked:
-            own = {g for g, n in exercise_of_tests(source).items() if n == rights[name].exercise}
-            assert set(pipeline["forked"][name]["tests"]) == own, pipeline["forked"][name]
-            lost = forked_failures(pipeline, name)
-            assert lost == {}, f"{name} is right, yet it lost points: {lost}"
-            return
-        report = pipeline["reports"][pipeline["right_bundle_of"][name]]
-        exercise = exercise_of_tests(source)
-        lost = [f"{t.grade_id}: {t.message.strip()[-600:]}" for t in report.failed()
-                if exercise[t.grade_id] == rights[name].exercise]
-        assert lost == [], f"{name} is right, yet it lost points: {lost}"
-        assert report.summary() == f"week{week}: {total:g}/{total:g}", "\n".join(report.lines())
+        own = {g for g, n in exercise_of_tests(source).items() if n == rights[name].exercise}
+        assert set(pipeline["forked"][name]["tests"]) == own, pipeline["forked"][name]
+        lost = forked_failures(pipeline, name)
+        assert lost == {}, f"{name} is right, yet it lost points: {lost}"
 
     @pytest.mark.slow
     def test_wrong_answers_lose_nothing_outside_their_exercises(pipeline):
