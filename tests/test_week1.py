@@ -1,7 +1,7 @@
 """Week 1 ("A graph is a plan"): the notebooks, their nbgrader grading and ``make check``.
 
-One nbgrader run (module-scoped) grades the solution and the first two known-wrong answers
-of each exercise (in bundles of one wrong answer per exercise, see ``tests/weeks.py``); one
+One nbgrader run (module-scoped) grades the solution and the first known-wrong answer
+of each exercise (in one bundle, one wrong answer per exercise, see ``tests/weeks.py``); one
 run of the solution forks to check every wrong answer (``tests/forked_answers.py``), and
 ``make check WEEK=1`` runs on the untouched release meanwhile. Each wrong answer is what a
 student would plausibly write, and must lose points on its own exercise only.
@@ -95,7 +95,7 @@ WRONG = {
 
 
 globals().update(week_suite(
-    week=1, exercises=4, total=19, written=[2, 2], wrongs=WRONG, at_least=3, bundled=2,
+    week=1, exercises=4, total=19, written=[2, 2], wrongs=WRONG, at_least=3, bundled=1,
     demos=["no reducer:   ['second']", "operator.add: ['first', 'second']",
            "InvalidUpdateError - At key 'log'", "{**state} update: ['first', 'first', 'second']",
            "unreachable node: ['first']", "retrieve ---> refund"],

@@ -2,12 +2,12 @@
 
 The tests are ``tests/weeks.py``'s ``week_suite`` (shared with week 4): one
 module-scoped pipeline runs ``make check WEEK=3`` on the untouched release in the
-background while ONE nbgrader run grades the solution and the first two known-wrong
-answers of each exercise, keeping its course folder (its regenerated release and executed
-solution are checked too). Those are packed one per exercise into two submissions, which is
+background while ONE nbgrader run grades the solution and the first known-wrong
+answer of each exercise, keeping its course folder (its regenerated release and executed
+solution are checked too). Those are packed one per exercise into one submission, which is
 sound because no exercise's tests use another exercise's answers (checked); each one must
 lose points on its own exercise and only there. Every wrong answer is also checked by forking
-one run of the solution at its exercise (``tests/forked_answers.py``), and for the two graded
+one run of the solution at its exercise (``tests/forked_answers.py``), and for the graded
 ones the verdicts must match nbgrader's.
 """
 
@@ -108,7 +108,7 @@ config = config_of(thread_id)
 
 
 globals().update(week_suite(
-    week=3, exercises=4, total=TOTAL, written=[2, 2, 2], wrongs=WRONG, bundled=2,
+    week=3, exercises=4, total=TOTAL, written=[2, 2, 2], wrongs=WRONG, bundled=1,
     demos=[
         "runs in all: {'parse': 1, 'retrieve': 1, 'refund': 2, 'email': 1}",
         "it returned the final state again: True",

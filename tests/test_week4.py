@@ -1,7 +1,7 @@
 """Week 4 (wait for a human): the notebooks, the nbgrader pipeline and ``make check WEEK=4``.
 
-The same shape as week 3's module: one nbgrader run grades the solution and two known-wrong
-answers per exercise (several to a submission, one per exercise), one forked run of the
+The same shape as week 3's module: one nbgrader run grades the solution and one known-wrong
+answer per exercise (all in one submission), one forked run of the
 solution checks them all, and ``make check WEEK=4`` grades the untouched release in the
 background. Exercise 3 asks for a test, so its wrong answers are
 tests that are too weak: they pass graphs that are broken.
@@ -133,7 +133,7 @@ WRONG = {
 
 
 globals().update(week_suite(
-    week=4, exercises=3, total=TOTAL, written=[2, 2, 2], wrongs=WRONG, bundled=2,
+    week=4, exercises=3, total=TOTAL, written=[2, 2, 2], wrongs=WRONG, bundled=1,
     demos=[
         "(no answer: caught GraphInterrupt)",
         "'will_send': ['refund 129.00 EUR', 'mail to marta@example.com']}",

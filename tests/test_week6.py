@@ -2,10 +2,12 @@
 
 One module-scoped pipeline (see :mod:`weeks`): ``make check WEEK=6`` on the untouched
 release runs in a background process while this process grades, in ONE nbgrader run,
-the solution and four known-wrong submissions. The exercises do not share answers
-(exercise 2's tests swap in the reference policy), so each wrong submission carries one
-realistic mistake per exercise and every mistake must cost points on its own exercise
-only: 23 wrong answers, at least two per exercise, in five notebook executions.
+the solution and one known-wrong submission. The exercises do not share answers
+(exercise 2's tests swap in the reference policy), so that submission carries the first
+realistic mistake of every exercise, and each must cost points on its own exercise only.
+All 23 wrong answers (at least two per exercise) are checked by forking one run of the
+solution at their exercise (``tests/forked_answers.py``); for the graded ones the
+verdicts must match nbgrader's.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections import Counter
 
 import pytest
 from fixtures_pg import in_ci
-from weeks import NBGRADER_WARNINGS, Wrong, executed_solution, output_text, week_suite
+from weeks import NBGRADER_WARNINGS, Wrong, executed_solution, messages_of, output_text, week_suite
 
 pytestmark = NBGRADER_WARNINGS
 
@@ -253,7 +255,7 @@ WRONG = {  # name: Wrong(exercise, {answer cell: new source}, the tests it must 
 
 
 globals().update(week_suite(
-    week=6, exercises=7, total=45, written=[2, 2, 2], wrongs=WRONG,
+    week=6, exercises=7, total=45, written=[2, 2, 2], wrongs=WRONG, bundled=1,
     demos=[
         "NeedsReconcile : step 'charge'",  # the blind resume was refused
         "{'charge': 'landed'}",  # the damaged file's charge was kept
@@ -275,7 +277,7 @@ globals().update(week_suite(
 
 # ------------------------------------------------------------ week 6's own checks
 def test_every_exercise_has_as_many_wrong_answers_as_it_had():
-    """At least two per exercise; 23 in all, in four bundles."""
+    """At least two per exercise; 23 in all."""
     assert Counter(w.exercise for w in WRONG.values()) == {1: 4, 2: 4, 3: 4, 4: 3, 5: 2,
                                                            6: 4, 7: 2}
 
@@ -293,8 +295,10 @@ def test_the_solution_keeps_its_promises_and_runs_postgres_in_ci(pipeline):
 
 @pytest.mark.slow
 def test_feedback_names_every_mistake(pipeline):
-    said = "\n".join(line for bundle in sorted(set(pipeline["bundle_of"].values()))
-                     for line in pipeline["reports"][bundle].lines())
+    graded = sorted(set(pipeline["bundle_of"].values()))
+    said = "\n".join([line for bundle in graded for line in pipeline["reports"][bundle].lines()]
+                     + [message for name in WRONG if name not in pipeline["bundle_of"]
+                        for message in messages_of(pipeline, name, WRONG)])
     for words in ("is not escalated", "the charge that landed was not settled",
                   "the customer was told 0 time(s)", "the fork charged again",
                   "the version of the model running now", "not its position in the list",

@@ -2,15 +2,15 @@
 
 The shared suite (``tests/weeks.py``'s ``week_suite``): one module-scoped ``pipeline`` runs
 ``make check WEEK=7`` on the untouched release in a background process while this process grades the
-solution and the first two known-wrong answers of each exercise in ONE nbgrader run, keeping
+solution and the first known-wrong answer of each exercise in ONE nbgrader run, keeping
 its course folder.
 
-Those two submissions are the solution with realistic mistakes, one per exercise (bundled by
+That submission is the solution with realistic mistakes, one per exercise (bundled by
 the suite), and each mistake must lose points on its own exercise and nowhere else. Every
 wrong answer, and every right answer written differently from the solution (another way of
 settling a booking in flight, another key form), is checked by forking one run of the
 solution at its exercise (``tests/forked_answers.py``): a wrong one fails exactly its tests,
-a right one passes them all, and for the graded two the verdicts must match nbgrader's.
+a right one passes them all, and for the graded ones the verdicts must match nbgrader's.
 """
 
 from __future__ import annotations
@@ -355,7 +355,7 @@ RIGHT = {  # name: Right(exercise, {answer cell: new source}): each must get ful
 
 
 globals().update(week_suite(
-    week=7, exercises=5, total=30, written=[2, 2, 2], wrongs=WRONG, rights=RIGHT, bundled=2,
+    week=7, exercises=5, total=30, written=[2, 2, 2], wrongs=WRONG, rights=RIGHT, bundled=1,
     timeout_s=1200,
     demos=[
         "naive tool, killed after booking, resumed: 2 booking(s)",

@@ -19,12 +19,13 @@ declared tests while its bundle fails nothing else (a leak shows up as an undecl
 failure). A week whose tests do read other exercises' answers (week 5) groups its
 submissions itself (``week_suite(groups=...)``).
 
-Most weeks (``week_suite(bundled=2)``) grade only their first two wrong answers per
-exercise with nbgrader. Every wrong and right answer, those two included, is also checked
-by :mod:`forked_answers`: one run of the solution forks its kernel before each exercise,
-and each child runs one answer and that exercise's tests from exactly the state a graded
-run has there. The suite requires the forked verdicts of the bundled answers to match
-nbgrader's, test by test and message by message, on every run.
+All weeks but week 5 (``week_suite(bundled=1)``) grade only the first wrong answer of each
+exercise with nbgrader, all in one bundle. Every wrong and right answer, that one included,
+is also checked by :mod:`forked_answers`: one run of the solution forks its kernel before
+each exercise, and each child runs one answer and that exercise's tests from exactly the
+state a graded run has there. The suite requires the forked verdicts of the bundled answers
+to match nbgrader's, test by test and message by message, on every run, and the solution's
+own answers to pass every test in their children as they do in nbgrader's run.
 
 Also here: helpers for throwaway courses (:func:`tiny_course`), grading in a separate
 process (:func:`grade_in_a_process`), and reading notebooks and nbgrader metadata.
