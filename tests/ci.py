@@ -56,16 +56,16 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # The files that take longest, longest first (wall seconds of each file run alone, measured
-# 2026-12-01: 89, 79, 77, 53, 49, 49, 48, 28, 20, 20, 18, 15, 11; the week files got quicker
-# once most wrong answers were checked by forking one run of the solution). `make test` runs
-# the files on its workers in this order (`--dist loadfile --no-loadscope-reorder`), so the
-# workers end together instead of one finishing a two-minute file alone; the other files
+# 2026-12-02: 81, 80, 71, 70, 51, 49, 44, 31, 25, 22, 20, 20, 18, 15; the week files got quicker
+# once they graded one wrong answer per exercise with nbgrader and forked for the rest). `make
+# test` runs the files on its workers in this order (`--dist loadfile --no-loadscope-reorder`),
+# so the workers end together instead of one finishing a long file alone; the other files
 # follow in the usual order. tests/test_ci.py checks each name is a real file.
 LONGEST_FIRST = (
-    "test_class_grading.py", "test_as_a_student.py", "test_student_experience.py",
-    "test_week6.py", "test_jupyterhub.py", "test_week5.py", "test_week7.py",
-    "test_docs_instructors.py", "test_week2.py", "test_hub_formgrader.py", "test_week4.py",
-    "test_week3.py", "test_week1.py",
+    "test_class_grading.py", "test_student_experience.py", "test_as_a_student.py",
+    "test_jupyterhub.py", "test_week7.py", "test_week5.py", "test_docs_instructors.py",
+    "test_week6.py", "test_week4.py", "test_week2.py", "test_hub_formgrader.py",
+    "test_student_edition.py", "test_week3.py", "test_week1.py",
 )
 
 
