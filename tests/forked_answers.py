@@ -2,8 +2,8 @@
 
 Grading a wrong answer with nbgrader runs its whole notebook in a new kernel: the imports,
 every demo, every other exercise. A week's tests know more than a dozen answers, and most
-of each run is the same work again. So the suite grades a couple of wrong answers per
-exercise with nbgrader (:mod:`weeks`' bundles) and checks the others here:
+of each run is the same work again. So the suite grades one wrong answer per exercise
+with nbgrader (:mod:`weeks`' bundle) and checks the others here:
 
 - :func:`probe_notebook` copies the solution notebook and puts, right before exercise E's
   first answer cell, a cell that calls :func:`check_in_children`.

@@ -295,6 +295,9 @@ def test_the_solution_keeps_its_promises_and_runs_postgres_in_ci(pipeline):
 
 @pytest.mark.slow
 def test_feedback_names_every_mistake(pipeline):
+    """What a student is told names each mistake: the bundled answers' feedback, and the
+    messages the others' tests gave in their forked checks (worded as the feedback words
+    them; the agreement test holds the two together)."""
     graded = sorted(set(pipeline["bundle_of"].values()))
     said = "\n".join([line for bundle in graded for line in pipeline["reports"][bundle].lines()]
                      + [message for name in WRONG if name not in pipeline["bundle_of"]
