@@ -18,7 +18,9 @@ help:
 	@echo "make bench      measure the costs side by side"
 	@echo "make mutants [ONLY='name ...']   plant known bugs one at a time; which tests catch each"
 	@echo "make release    regenerate week*/ from solutions/ and register them in gradebook.db (instructors)"
-	@echo "make grade WEEK=5   grade submitted/*/week5/ in parallel (instructors: docs/instructors.md)"
+	@echo "make grade WEEK=5 [STUDENT=id]   grade submitted/*/week5/ in parallel (instructors: docs/instructors.md)"
+	@echo "make roster FILE=students.csv    the class list into the gradebook (instructors)"
+	@echo "make due WEEK=5 DUE='2026-12-10 17:00 UTC'   a week's due date (instructors)"
 
 setup: $(STAMP)
 
@@ -100,7 +102,15 @@ to-students collect feedback export: setup
 	$(INSTRUCTOR) $@ --week $(WEEK) $(if $(DB_URL),--db-url $(DB_URL))
 grade: setup
 	@test -n "$(WEEK)" || { echo "make grade: give the week, e.g. make grade WEEK=5" >&2; exit 2; }
-	$(INSTRUCTOR) grade --week $(WEEK) --workers $(WORKERS) $(if $(DB_URL),--db-url $(DB_URL))
+	$(INSTRUCTOR) grade --week $(WEEK) --workers $(WORKERS) $(if $(DB_URL),--db-url $(DB_URL)) \
+		$(foreach s,$(STUDENT),--student $(s))
+.PHONY: roster due
+roster: setup
+	@test -n "$(FILE)" || { echo "make roster: give the class list, e.g. make roster FILE=students.csv (columns id,first_name,last_name,email)" >&2; exit 2; }
+	$(INSTRUCTOR) roster --file $(FILE) $(if $(DB_URL),--db-url $(DB_URL))
+due: setup
+	@test -n "$(WEEK)" -a -n "$(DUE)" || { echo "make due: give the week and the date, e.g. make due WEEK=5 DUE='2026-12-10 17:00 UTC'" >&2; exit 2; }
+	$(INSTRUCTOR) due --week $(WEEK) --due "$(DUE)" $(if $(DB_URL),--db-url $(DB_URL))
 return-feedback: setup
 	@test -n "$(WEEK)" || { echo "make return-feedback: give the week, e.g. make return-feedback WEEK=5" >&2; exit 2; }
 	$(INSTRUCTOR) return --week $(WEEK) $(if $(ANYWAY),--anyway) $(if $(DB_URL),--db-url $(DB_URL))

@@ -19,7 +19,7 @@ c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "."
 
 # The exchange nbgrader release_assignment / collect / release_feedback use. Default:
-# exchange/ in this repository (git ignores it; `make exchange` creates it writable by
+# exchange/ in this repository (git ignores it; `make to-students` creates it writable by
 # every user); a class on a shared machine or a JupyterHub sets COURSE_EXCHANGE to a
 # folder every account can reach, e.g. /srv/nbgrader/exchange.
 c.Exchange.root = os.environ.get("COURSE_EXCHANGE") or str(HERE / "exchange")
@@ -73,6 +73,15 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "course.grading.metadata.CheckCellMetadata",
 ]
+# Late work: a week's due date is nbgrader's own (`make due WEEK=5 DUE='2026-12-10 17:00
+# UTC'`, in the gradebook), the submission time is nbgrader's timestamp.txt. A late notebook
+# loses PERCENT_PER_DAY of its score per started day (at most all of it), computed from its
+# current score, hand grades included (course/grading/late.py). 0 turns it off; nbgrader's
+# own c.PercentPerDay.penalty_method = "zero" then scores every late notebook 0.
+c.AssignLatePenalties.plugin_class = "course.grading.late.PercentPerDay"
+PERCENT_PER_DAY = 10
+c.PercentPerDay.percent_per_day = PERCENT_PER_DAY
+
 NOTEBOOK_BUDGET_S = 120
 c.GradingExecute.notebook_budget = NOTEBOOK_BUDGET_S
 

@@ -46,7 +46,7 @@ from pathlib import Path
 import pytest
 from ci import in_ci
 
-from course.grading.hub import CONFIG, HubEnv, HubUnavailable, using
+from course.grading.hub import HubEnv, HubUnavailable, using
 from course.storage.checkout import copy_tracked
 
 REPO = Path(__file__).resolve().parent.parent
@@ -166,7 +166,7 @@ class ClassHub:
         log_path = ARTIFACTS / f"{name}.log"
         with open(log_path, "w") as log:
             process = subprocess.Popen(
-                [str(env.jupyterhub), "-f", str(REPO / CONFIG)], cwd=state, env=hub_env,
+                [str(env.jupyterhub), "-f", str(env.config)], cwd=state, env=hub_env,
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True, **runs_as)
         hub = cls(env, state, exchange, instructor, pupils, password, ports[0], process,

@@ -6,6 +6,7 @@ return, fetch_feedback) with what each step must leave checked between the lines
 
 from __future__ import annotations
 
+import csv
 import os
 import pwd
 import re
@@ -163,11 +164,13 @@ def test_the_guides_commands_run_literally_on_a_fresh_clone(tmp_path):
         written_answers_graded_by_hand(clone, student_id)
 
     def exported(_done):
-        rows = (clone / "grades" / "week5.csv").read_text().splitlines()
-        assert len(rows) == 2, rows
-        row = rows[1].split(",")
-        assert row[0] == student_id and row[4] == "5" and row[6] == "graded", row
-        assert row[7] == str(full + 5), row
+        with open(clone / "grades" / "week5.csv") as f:
+            [row] = list(csv.DictReader(f))
+        assert row["student"] == student_id and row["manual"] == "5", row
+        assert row["manual_state"] == "graded" and row["total_so_far"] == str(full + 5), row
+
+    def rostered(done):
+        assert "3 student(s)" in done.stdout, done.stdout
 
     def feedback_fetched(_done):
         [html] = (home / "week5" / "feedback").glob("*/week5.html")
@@ -175,7 +178,8 @@ def test_the_guides_commands_run_literally_on_a_fresh_clone(tmp_path):
         assert f"week5 (Score: {full + 5}.0 / {full + 6}.0)" in text, text[:3000]
         assert "BEGIN HIDDEN TESTS" not in text and "Rubric for graders" not in text
 
-    after = {"make to-students WEEK=5": handed_out, "nbgrader fetch_assignment week5": fetched,
+    after = {"make roster FILE=docs/example-roster.csv": rostered,
+             "make to-students WEEK=5": handed_out, "nbgrader fetch_assignment week5": fetched,
              "make collect WEEK=5": collected, "make grade WEEK=5": graded,
              "make export WEEK=5": exported, "nbgrader fetch_feedback week5": feedback_fetched}
     ran = []

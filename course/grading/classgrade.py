@@ -27,9 +27,11 @@ It promises:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,10 +39,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from course.grading import late
 from course.grading.autograde import GradingError, check_request
 from course.grading.instructor import (
     GRADES_DIR,
-    copy_tree,
     course_config,
     db_url_of,
     ensure_registered,
@@ -48,6 +50,7 @@ from course.grading.instructor import (
     run_converter,
     tools_on_path,
 )
+from course.grading.merge import Merged, ensure_tables, merge_student, set_note
 from course.grading.rubric import add_rubric_cells, read_rubric
 from course.grading.sandbox import availability, hidden_paths
 from course.grading.speedups import throwaway_gradebook
@@ -97,7 +100,8 @@ def grade_group(job: dict) -> None:
         for name, r in reports.items()}))
 
 
-def finish_files(course: Path, week: int, repo: Path, folders: dict[str, str]) -> None:
+def finish_files(course: Path, week: int, repo: Path, folders: dict[str, str],
+                 mark: bool = True) -> None:
     """In the worker, once feedback is made: the graders' rubric cells into each autograded
     notebook, and each submission's own files next to its autograded notebook and its
     feedback, so that :func:`merge` (serial, in the main process) only copies them."""
@@ -109,50 +113,94 @@ def finish_files(course: Path, week: int, repo: Path, folders: dict[str, str]) -
             add_rubric_cells(notebook, rubric)
         _copy_submission_files(Path(folder), [course / name / student / assignment
                                               for name in ("autograded", "feedback")])
-    (course / FINISHED).touch()
+    if mark:
+        (course / FINISHED).touch()
 
 
-def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str) -> None:
-    """Copy each student's scores, comments and timestamp from a group's gradebook into the
-    repository's, and its autograded notebooks and feedback into the repository (the
-    group's :func:`finish_files` has added rubrics and submission files; a group folder
-    that did not run it gets them here)."""
+def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str,
+          notes: dict[str, str] | None = None, late_rule=None) -> list[Merged]:
+    """Merge each student of a finished group into the class gradebook
+    (:func:`course.grading.merge.merge_student`: one transaction per student, hand grades
+    of unchanged answers kept), then put their autograded notebooks and feedback in the
+    repository, each folder replaced whole (:func:`replace_tree`). A group folder whose
+    worker did not run :func:`finish_files` gets rubrics and submission files here."""
     from nbgrader.api import Gradebook, MissingEntry
 
     assignment = f"week{week}"
-    rubric = read_rubric(repo, week)
+    merged = []
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as src, Gradebook(db_url) as dst:
+        ensure_tables(dst)
         for student in students:
+            folder = repo / "submitted" / student / assignment
+            stamp = folder / "timestamp.txt"
+            crashpoint("merge:before")
             try:
-                done = src.find_submission(assignment, student)
+                result = merge_student(src, dst, assignment, student, folder,
+                                       stamp.read_text().strip() if stamp.is_file() else None,
+                                       (notes or {}).get(student, ""), late_rule)
             except MissingEntry:
                 continue
-            dst.update_or_create_student(student)
-            with contextlib.suppress(MissingEntry):
-                dst.remove_submission(assignment, student)
-            stamp = repo / "submitted" / student / assignment / "timestamp.txt"
-            kwargs = {"timestamp": stamp.read_text().strip()} if stamp.is_file() else {}
-            dst.add_submission(assignment, student, **kwargs)
-            for nb in done.notebooks:
-                for grade in nb.grades:
-                    mine = dst.find_grade(grade.name, nb.name, assignment, student)
-                    mine.auto_score, mine.manual_score = grade.auto_score, grade.manual_score
-                    mine.needs_manual_grade = grade.needs_manual_grade
-                for comment in nb.comments:
-                    mine = dst.find_comment(comment.name, nb.name, assignment, student)
-                    mine.auto_comment = comment.auto_comment
-            dst.db.commit()
-            for folder in ("autograded", "feedback"):
-                source = course / folder / student / assignment
+            merged.append(result)
+            crashpoint("merge:committed")
+            if not (course / FINISHED).is_file():
+                finish_files(course, week, repo, {student: str(folder)}, mark=False)
+            for name in ("autograded", "feedback"):
+                source = course / name / student / assignment
                 if source.is_dir():
-                    copy_tree(source, repo / folder / student / assignment)
-            if (course / FINISHED).is_file():
-                continue
-            _copy_submission_files(repo / "submitted" / student / assignment,
-                                   [repo / folder / student / assignment
-                                    for folder in ("autograded", "feedback")])
-            for notebook in (repo / "autograded" / student / assignment).glob("*.ipynb"):
-                add_rubric_cells(notebook, rubric)
+                    replace_tree(source, repo / name / student / assignment)
+                    crashpoint(f"merge:{name}")
+    return merged
+
+
+def replace_tree(source: Path, target: Path) -> None:
+    """Replace ``target`` with a copy of ``source``, never leaving half a folder there:
+    the copy is made beside it and renamed into place. Leftovers of an interrupted
+    replacement (``<name>.new-*``, ``<name>.old-*``) are removed first."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f"{target.name}.[no][el][wd]-*"):
+        _remove(stale)
+    fresh = target.with_name(f"{target.name}.new-{os.getpid()}")
+    shutil.copytree(source, fresh)
+    old = target.with_name(f"{target.name}.old-{os.getpid()}")
+    if target.exists():
+        target.rename(old)
+    fresh.rename(target)
+    if old.exists():
+        _remove(old)
+
+
+def _remove(path: Path) -> None:
+    """Remove a folder even when nbgrader made its files read-only."""
+    def writable_then_retry(function, name, _excinfo):
+        os.chmod(os.path.dirname(name), 0o700)
+        os.chmod(name, 0o600)
+        function(name)
+
+    shutil.rmtree(path, onerror=writable_then_retry)
+
+
+def crashpoint(name: str) -> None:
+    """Kill this process here when ``COURSE_GRADE_KILL_AT`` names ``name`` (``name`` or
+    ``name#n``: its n-th passage), after writing ``killed at <name>`` to the file
+    ``COURSE_GRADE_KILL_TRACE``: the crash-safety test proves every kill landed."""
+    wanted = os.environ.get("COURSE_GRADE_KILL_AT")
+    if not wanted:
+        return
+    point, _, nth = wanted.partition("#")
+    if point != name:
+        return
+    _passages[name] = _passages.get(name, 0) + 1
+    if _passages[name] < int(nth or 1):
+        return
+    trace = os.environ.get("COURSE_GRADE_KILL_TRACE")
+    if trace:
+        fd = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.write(fd, f"killed at {wanted}\n".encode())
+        os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+_passages: dict[str, int] = {}
 
 
 def _copy_submission_files(submitted: Path, targets: list[Path]) -> None:
@@ -183,9 +231,11 @@ class Progress:
 
 
 def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None = None,
-                sandbox: str = "auto", timeout_s: int | None = None) -> int:
-    """Grade every submission of ``weekN`` (module docstring); 0, or 2 when nothing could be
-    graded or a group's nbgrader run failed (its students are in the CSV with a note)."""
+                sandbox: str = "auto", timeout_s: int | None = None,
+                students: list[str] | None = None) -> int:
+    """Grade every submission of ``weekN``, or only ``students``' (module docstring); 0, or
+    2 when nothing could be graded or a group's nbgrader run failed (its students are in
+    the CSV with a note)."""
     tools_on_path()
     repo, url = Path(repo).resolve(), db_url_of(repo, db_url)
     everyone = submissions(week, repo)
@@ -193,8 +243,17 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
         print(f"make grade: no submissions in submitted/*/week{week}/ (run `make collect "
               f"WEEK={week}` or copy each student's folder there)", file=sys.stderr)
         return 2
+    unknown = sorted(set(students or []) - set(everyone))
+    if unknown:
+        print(f"make grade: no submission of week{week} for {', '.join(unknown)} in "
+              f"submitted/ (there are: {', '.join(everyone)})", file=sys.stderr)
+        return 2
+    if students:
+        everyone = {s: everyone[s] for s in students}
     if ensure_registered(week, repo, url):
         print(f"week{week} registered in the gradebook (it was missing or out of date)")
+    config = course_config(repo, url)
+    rule = late.plugin(config)
     notes, gradable = {}, {}
     for student, folder in everyone.items():
         try:
@@ -210,6 +269,8 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     print(f"grading {len(gradable)} submission(s) of week{week} with {len(groups)} worker(s); "
           f"sandbox: {(env.get('COURSE_GRADING_SANDBOX') == '1' and 'on') or 'off'}", flush=True)
     failed = False
+    said: list[str] = []
+    merged: list[Merged] = []
     with tempfile.TemporaryDirectory(prefix=f"class-week{week}-") as tmp:
         jobs = []
         for i, group in enumerate(groups):
@@ -221,36 +282,91 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             genv = {**env, "COURSE_GRADING_NOTES": str(place / "notes.log")}
             jobs.append((place, group, log, subprocess.Popen(
                 [sys.executable, "-c", WORKER, json.dumps(job)], cwd=repo, env=genv,
-                stdout=log, stderr=subprocess.STDOUT)))
-        results: dict[int, dict] = {}
+                stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)))
 
         def merge_group(i: int) -> None:  # as soon as group i is done, while others run
+            nonlocal failed
             place, group, log, _job = jobs[i]
             log.close()
-            results[i] = json.loads((place / "reports.json").read_text()) \
+            reports = json.loads((place / "reports.json").read_text()) \
                 if (place / "reports.json").is_file() else {}
-            if results[i]:
-                merge(place / "course", group, week, repo, url)
-
-        _wait(jobs, week, Progress(len(gradable), week) if gradable else None, merge_group)
-        for i, (place, group, log, _job) in enumerate(jobs):
-            reports = results[i]
-            blocked = (place / "notes.log").read_text().splitlines() \
-                if (place / "notes.log").is_file() else []
             if not reports:
                 failed = True
                 for student in group:
                     notes[student] = f"grading failed (see {GRADES_DIR}/week{week}-log/)"
-                    print(f"{student}: GRADING FAILED: nbgrader stopped for this group; "
-                          f"see {logs.relative_to(repo)}/{Path(log.name).name}")
-                continue
+                    said.append(f"{student}: GRADING FAILED: nbgrader stopped for this group; "
+                                f"see {logs.relative_to(repo)}/{Path(log.name).name}")
+                return
+            blocked = (place / "notes.log").read_text().splitlines() \
+                if (place / "notes.log").is_file() else []
             for student in group:
-                notes[student] = _describe(student, reports.get(student), blocked)
-    path = export(week, repo, url, notes)
+                lines, notes[student] = _describe(student, reports.get(student), blocked)
+                said.extend(lines)
+            merged.extend(merge(place / "course", group, week, repo, url, notes, rule))
+
+        _wait(jobs, week, Progress(len(gradable), week) if gradable else None, merge_group)
+    for line in said:
+        print(line)
+    _record_ungraded(week, repo, url, {s: n for s, n in notes.items() if s not in gradable
+                                        or n.startswith("grading failed")})
+    for line in _after_merge(week, repo, url, merged, config):
+        print(line, flush=True)
+    path = export(week, repo, url)
     print(f"wrote {path.relative_to(repo)} (autograded points, written answers still to grade, "
-          "submission time); feedback in feedback/<student>/"
+          "late penalties, submission time); feedback in feedback/<student>/"
           f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
     return 0 if gradable and not failed else 2
+
+
+def _die_with_parent() -> None:
+    """In a grading worker, before it runs: die when ``make grade`` dies (SIGKILLed, the
+    worker gets SIGKILL too, instead of grading on for nobody)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _record_ungraded(week: int, repo: Path, url: str, notes: dict[str, str]) -> None:
+    """Keep the note of each submission that could not be graded (its CSV row)."""
+    from nbgrader.api import Gradebook
+
+    if not notes:
+        return
+    with Gradebook(url) as gb:
+        ensure_tables(gb)
+        for student, note in notes.items():
+            set_note(gb, f"week{week}", student, note)
+        gb.db.commit()
+
+
+def _after_merge(week: int, repo: Path, url: str, merged: list[Merged], config) -> list[str]:
+    """Lines about kept and set-aside hand grades and late penalties; the feedback of every
+    student whose gradebook entry differs from what their group saw (a hand grade kept, a
+    late penalty) is made again from the class gradebook."""
+    from nbgrader.api import Gradebook
+
+    lines, again = [], set()
+    with Gradebook(url) as gb:
+        late_students = {s.student_id: s for s in gb.assignment_submissions(f"week{week}")
+                         if s.total_seconds_late > 0}
+        for result in merged:
+            if result.kept:
+                again.add(result.student)
+                lines.append(f"{result.student}: {len(result.kept)} hand grade(s) kept "
+                             "(their answers did not change)")
+            for cell in result.regrade:
+                lines.append(f"{result.student}: {cell} changed since it was graded by hand: "
+                             f"it waits for a grader again (the old grade is in "
+                             f"{GRADES_DIR}/week{week}-regrades.csv)")
+            late_one = late_students.get(result.student)
+            if late_one is not None:
+                again.add(result.student)
+                hours = late_one.total_seconds_late / 3600
+                lines.append(f"{result.student}: submitted {hours:.1f} h after the due date; "
+                             f"late penalty {late_one.late_submission_penalty or 0:g} point(s)")
+    for student in sorted(again):
+        config.CourseDirectory.student_id = student
+        run_converter("generate_feedback", config, f"week{week}", student)
+    return lines
 
 
 def _worker_env(repo: Path, sandbox: str) -> dict[str, str]:
@@ -304,29 +420,27 @@ def _wait(jobs: list, week: int, progress: Progress | None,
                 progress.step(student)
 
 
-def _describe(student: str, report: dict | None, blocked: list[str]) -> str:
-    """Print the student's result lines; the CSV note."""
+def _describe(student: str, report: dict | None, blocked: list[str],
+              ) -> tuple[list[str], str]:
+    """The student's result lines (each starting with their name) and the CSV note."""
     if report is None:
-        print(f"{student}: no result (the notebook was not graded)")
-        return "no result"
+        return [f"{student}: no result (the notebook was not graded)"], "no result"
     notes = []
-    print(f"{student}: {report['summary']} autograded")
+    lines = [f"{student}: {report['summary']} autograded"]
     if report["kernel_died"]:
         notes.append("kernel died")
-        print(f"{student}: the kernel died while grading (os._exit, a killed process or "
-              "out of memory); nothing after that could be scored")
-    for where in report["stopped"]:
-        print(f"{student}: stopped by the time limit: {where}")
+        lines.append(f"{student}: the kernel died while grading (os._exit, a killed process "
+                     "or out of memory); nothing after that could be scored")
+    lines += [f"{student}: stopped by the time limit: {where}" for where in report["stopped"]]
     if report["stopped"]:
         notes.append(f"{len(report['stopped'])} cell(s) stopped by the time limit")
-    for grade_id, message in report["failed"]:
-        print(f"{student}: failed {grade_id}: {message[:160]}")
+    lines += [f"{student}: failed {grade_id}: {message[:160]}"
+              for grade_id, message in report["failed"]]
     mine = list(dict.fromkeys(line for line in blocked if line.startswith(f"{student}: ")))
-    for line in mine:
-        print(line)
+    lines += mine
     stopped = [line for line in mine if " sandbox blocked" in line]
     if stopped:
         notes.append(f"sandbox blocked {len(stopped)} attempt(s)")
     if len(stopped) < len(mine):
         notes.append("test cells edited or deleted (put back)")
-    return "; ".join(notes)
+    return lines, "; ".join(notes)

@@ -91,6 +91,12 @@ class HubEnv:
         return self.root / "proxy" / "node_modules" / ".bin" / "configurable-http-proxy"
 
     @property
+    def config(self) -> Path:
+        """The hub's configuration, a world-readable copy of ``scripts/hub/
+        jupyterhub_config.py`` (the hub may run as an account that cannot read the clone)."""
+        return self.root / "jupyterhub_config.py"
+
+    @property
     def stamp(self) -> Path:
         return self.root / "installed.json"
 
@@ -127,10 +133,10 @@ def fingerprint(repo: Path = REPO) -> str:
 
 def course_hash(repo: Path = REPO) -> str:
     """A hash of what the installed package is made from: the ``course`` package's tracked
-    files and ``pyproject.toml``, as they are on disk now."""
+    files and ``pyproject.toml``, as they are on disk now, and the hub's configuration."""
     digest = hashlib.sha256()
     for name in sorted(tracked_files(repo)):
-        if (name.startswith("course/") or name == "pyproject.toml") and (
+        if (name.startswith("course/") or name in ("pyproject.toml", str(CONFIG))) and (
                 Path(repo) / name).is_file():
             digest.update(name.encode() + b"\0" + (Path(repo) / name).read_bytes() + b"\0")
     return digest.hexdigest()[:12]
@@ -240,6 +246,8 @@ def _install_course(env: HubEnv, repo: Path, *, with_dependencies: bool) -> None
         else:  # the same pins are installed already: only the package itself changed
             command += ["--no-deps", "--force-reinstall", str(source)]
         _run(f"pip install of the course into {env.root}", command, cwd=scratch)
+        shutil.copyfile(source / CONFIG, env.config)
+        env.config.chmod(0o644)
 
 
 def _tools() -> tuple[str, str]:
@@ -363,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.action == "ensure" else 2
     if args.action == "where":
         print(f"JUPYTERHUB={env.jupyterhub}\nCOURSE_HUB_PROXY={env.proxy}\n"
-              f"COURSE_HUB_CONFIG={REPO / CONFIG}")
+              f"COURSE_HUB_CONFIG={env.config}\nNBGRADER={env.bin / 'nbgrader'}")
     elif env.installed() != before:
         stamp = env.installed()
         say(f"ready in {env.root}: jupyterhub {stamp['jupyterhub']}, nbgrader "

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -177,9 +176,13 @@ class Row:
     submitted_at: str
     autograded: float
     autograded_max: float
-    manual: float | None  # None: written answers not graded yet
+    manual: float | None  # None: a written answer still waits for a person
     manual_max: float
     note: str = ""
+    late_hours: float = 0.0
+    late_penalty: float = 0.0
+    first_name: str = ""
+    last_name: str = ""
 
     @property
     def manual_state(self) -> str:
@@ -188,45 +191,53 @@ class Row:
         return "not yet graded" if self.manual is None else "graded"
 
     def cells(self) -> list[str]:
-        total = self.autograded + (self.manual or 0)
-        return [self.student, self.submitted_at, f"{self.autograded:g}",
-                f"{self.autograded_max:g}",
+        total = self.autograded + (self.manual or 0) - self.late_penalty
+        return [self.student, self.first_name, self.last_name, self.submitted_at,
+                f"{self.late_hours:.1f}" if self.late_hours else "",
+                f"{self.autograded:g}", f"{self.autograded_max:g}",
                 "" if self.manual is None else f"{self.manual:g}", f"{self.manual_max:g}",
-                self.manual_state, f"{total:g}", f"{self.autograded_max + self.manual_max:g}",
-                self.note]
+                self.manual_state, f"{self.late_penalty:g}", f"{total:g}",
+                f"{self.autograded_max + self.manual_max:g}", self.note]
 
 
-HEADER = ["student", "submitted_at", "autograded", "autograded_max", "manual", "manual_max",
-          "manual_state", "total_so_far", "total_max", "note"]
+HEADER = ["student", "first_name", "last_name", "submitted_at", "late_hours", "autograded",
+          "autograded_max", "manual", "manual_max", "manual_state", "late_penalty",
+          "total_so_far", "total_max", "note"]
 
 
-def rows(week: int, repo: Path = REPO, db_url: str | None = None,
-         notes: dict[str, str] | None = None) -> list[Row]:
+def rows(week: int, repo: Path = REPO, db_url: str | None = None) -> list[Row]:
     """One :class:`Row` per student with a ``weekN`` submission in the gradebook, and one
-    (0 points, its note) per student in ``notes`` whose submission could not be graded."""
+    (0 points, its note) per student whose submission could not be graded. A written
+    answer counts once it has a hand grade or nbgrader needs no person for it (untouched:
+    nbgrader scores it 0); until then the row's ``manual`` is empty, never a silent 0."""
     from nbgrader.api import Gradebook
 
-    notes = notes or {}
+    from course.grading.merge import notes_of
+
     found = []
     with Gradebook(db_url_of(repo, db_url)) as gb:
+        notes = notes_of(gb, f"week{week}")
         for sub in gb.assignment_submissions(f"week{week}"):
-            auto = auto_max = manual_max = 0.0
+            auto = auto_max = manual_max = penalty = 0.0
             manual: float | None = 0.0
             for nb in sub.notebooks:
+                penalty += float(nb.late_submission_penalty or 0)
                 for grade in nb.grades:
                     points = float(grade.max_score or 0)
                     if grade.cell.type == "markdown" or _is_written(grade):
                         manual_max += points
-                        if grade.manual_score is None:
+                        if grade.needs_manual_grade and grade.manual_score is None:
                             manual = None
                         elif manual is not None:
-                            manual += grade.manual_score
+                            manual += float(grade.score or 0)
                     else:
                         auto_max += points
                         auto += float(grade.score or 0)
             stamp = sub.timestamp.isoformat(sep=" ", timespec="seconds") if sub.timestamp else ""
+            student = sub.student
             found.append(Row(sub.student_id, stamp, auto, auto_max, manual, manual_max,
-                             notes.get(sub.student_id, "")))
+                             notes.get(sub.student_id, ""), sub.total_seconds_late / 3600,
+                             penalty, student.first_name or "", student.last_name or ""))
     graded = {row.student for row in found}
     auto_max, manual_max = maxima(repo, week)
     found += [Row(student, "", 0.0, auto_max, None, manual_max, note)  # could not be graded
@@ -254,20 +265,87 @@ def _is_written(grade) -> bool:
                for c in notebook.solution_cells)
 
 
-def export(week: int, repo: Path = REPO, db_url: str | None = None,
-           notes: dict[str, str] | None = None) -> Path:
-    """Write ``grades/weekN.csv`` (git ignores ``grades/``) from the gradebook."""
+def refresh_penalties(week: int, repo: Path = REPO, db_url: str | None = None) -> None:
+    """Recompute every late notebook's penalty from its current score (hand grades entered
+    since autograding included), with the configured late-submission plugin."""
+    from nbgrader.api import Gradebook
+
+    from course.grading import late
+
+    rule = late.plugin(course_config(repo, db_url))
+    with Gradebook(db_url_of(repo, db_url)) as gb:
+        late.apply_penalties(gb, f"week{week}", rule)
+        gb.db.commit()
+
+
+def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
+    """Write ``grades/weekN.csv`` (git ignores ``grades/``) from the gradebook, late
+    penalties recomputed first, and ``grades/weekN-regrades.csv`` when a resubmission set
+    hand grades aside."""
+    from nbgrader.api import Gradebook
+
+    from course.grading.merge import regrade_log
+
+    refresh_penalties(week, repo, db_url)
     target = Path(repo) / GRADES_DIR / f"week{week}.csv"
     target.parent.mkdir(exist_ok=True)
-    with open(target, "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(HEADER)
-        writer.writerows(r.cells() for r in rows(week, repo, db_url, notes))
+    _write_csv(target, HEADER, [r.cells() for r in rows(week, repo, db_url)])
+    with Gradebook(db_url_of(repo, db_url)) as gb:
+        log = regrade_log(gb, f"week{week}")
+    if log:
+        columns = ["student", "notebook", "cell", "old_score", "old_extra_credit",
+                   "old_comment", "logged_at"]
+        _write_csv(target.with_name(f"week{week}-regrades.csv"), columns,
+                   [["" if e[c] is None else e[c] for c in columns] for e in log])
     return target
+
+
+def _write_csv(target: Path, header: list[str], lines: list[list]) -> None:
+    """Write a CSV whole: to a sibling first, then renamed over ``target``."""
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    with open(partial, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(lines)
+    partial.replace(target)
 
 
 def pending_manual(week: int, repo: Path = REPO, db_url: str | None = None) -> list[str]:
     return [r.student for r in rows(week, repo, db_url) if r.manual_state == "not yet graded"]
+
+
+def import_roster(path: Path, repo: Path = REPO, db_url: str | None = None) -> int:
+    """Add or update every student of a CSV roster (columns ``id``, ``first_name``,
+    ``last_name``, ``email``, as ``nbgrader db student import`` reads) in the gradebook;
+    how many. :class:`GradingError` in one line for a file that is not such a roster."""
+    path = Path(path)
+    if not path.is_file():
+        raise GradingError(f"{path}: no such file (a CSV with columns id, first_name, "
+                           "last_name, email)")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if "id" not in (reader.fieldnames or []):
+            raise GradingError(f"{path}: the first line must name the columns, with an 'id' "
+                               f"column (found: {', '.join(reader.fieldnames or []) or 'none'})")
+        count = sum(1 for row in reader if (row.get("id") or "").strip())
+    nbgrader(["db", "student", "import", str(path.resolve())], repo, db_url)
+    return count
+
+
+def set_due_date(week: int, due: str, repo: Path = REPO, db_url: str | None = None) -> str:
+    """Record week N's due date in the gradebook (registering the week first)."""
+    from nbgrader.api import Gradebook
+
+    from course.grading import late
+
+    try:
+        late.parse_due(due)
+    except ValueError as error:
+        raise GradingError(str(error)) from None
+    ensure_registered(week, repo, db_url)
+    with Gradebook(db_url_of(repo, db_url)) as gb:
+        when = late.set_due(gb, f"week{week}", due)
+    return when.isoformat(sep=" ", timespec="minutes") + " UTC"
 
 
 # ------------------------------------------------------------------------ CLI
@@ -275,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.grading.instructor",
                                      description="The instructor's nbgrader steps.")
     parser.add_argument("step", choices=["release", "to-students", "collect", "grade",
-                                         "feedback", "return", "export"])
+                                         "feedback", "return", "export", "roster", "due"])
     parser.add_argument("--week", type=int, help="the week (release without it: every week)")
     parser.add_argument("--db-url", help="gradebook URL (default: sqlite gradebook.db in the "
                                          "repository; postgresql://... for Postgres)")
@@ -287,10 +365,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="grade: stop a cell after this long (default: nbgrader_config.py)")
     parser.add_argument("--anyway", action="store_true",
                         help="return: release feedback even if written answers are ungraded")
+    parser.add_argument("--student", action="append",
+                        help="grade: only this student (repeat for more)")
+    parser.add_argument("--file", type=Path, help="roster: the CSV (id, first_name, "
+                                                   "last_name, email)")
+    parser.add_argument("--due", help="due: the week's due date, e.g. '2026-12-10 17:00 UTC'")
     parser.add_argument("--repo", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     repo, week, url = args.repo.resolve(), args.week, args.db_url
-    if week is None and args.step != "release":
+    if week is None and args.step not in ("release", "roster"):
         parser.error(f"{args.step} needs --week (make {args.step} WEEK=5)")
     tools_on_path()
     try:
@@ -314,9 +397,11 @@ def main(argv: list[str] | None = None) -> int:
             from course.grading.classgrade import grade_class
 
             return grade_class(week, repo, workers=args.workers, db_url=url,
-                               sandbox=args.sandbox, timeout_s=args.timeout)
+                               sandbox=args.sandbox, timeout_s=args.timeout,
+                               students=args.student)
         elif args.step == "feedback":
             ensure_registered(week, repo, url)
+            refresh_penalties(week, repo, url)
             run_converter("generate_feedback", course_config(repo, url), f"week{week}")
             print(f"feedback for week{week} is in feedback/<student>/week{week}/", flush=True)
         elif args.step == "return":
@@ -334,17 +419,21 @@ def main(argv: list[str] | None = None) -> int:
                   f"`nbgrader fetch_feedback week{week}`", flush=True)
         elif args.step == "export":
             print(f"wrote {export(week, repo, url).relative_to(repo)}", flush=True)
+        elif args.step == "roster":
+            if args.file is None:
+                parser.error("roster needs --file (make roster FILE=students.csv)")
+            count = import_roster(args.file, repo, url)
+            print(f"roster: {count} student(s) from {args.file} in the gradebook", flush=True)
+        elif args.step == "due":
+            if not args.due:
+                parser.error("due needs --due (make due WEEK=5 DUE='2026-12-10 17:00 UTC')")
+            when = set_due_date(week, args.due, repo, url)
+            print(f"week{week} is due {when}; later submissions get the late penalty of "
+                  "nbgrader_config.py", flush=True)
     except GradingError as error:
         print(f"make {args.step}: {error}", file=sys.stderr)
         return 2
     return 0
-
-
-def copy_tree(source: Path, target: Path) -> None:
-    """Replace ``target`` with a copy of ``source``."""
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(source, target)
 
 
 if __name__ == "__main__":

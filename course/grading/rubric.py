@@ -18,7 +18,9 @@ edition (:mod:`course.grading.edition`) does not ship ``rubrics/``.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 import nbformat
@@ -61,7 +63,10 @@ def is_rubric_cell(cell) -> bool:
 
 
 def add_rubric_cells(notebook_path: Path, rubric: dict[str, str]) -> int:
-    """Insert each rubric after its answer in ``notebook_path`` (once); how many were added."""
+    """Insert each rubric after its answer in ``notebook_path`` (once); how many were added.
+    A read-only notebook (nbgrader's autograded copies are 0444) is written all the same,
+    by its owner, and left with its mode: root never needed this, every other instructor
+    did."""
     nb = nbformat.read(notebook_path, as_version=4)
     if any(is_rubric_cell(c) for c in nb.cells) or not rubric:
         return 0
@@ -76,5 +81,11 @@ def add_rubric_cells(notebook_path: Path, rubric: dict[str, str]) -> int:
             cells.append(note)
             added += 1
     nb.cells = cells
-    nbformat.write(nb, notebook_path)
+    mode = stat.S_IMODE(os.stat(notebook_path).st_mode)
+    if not mode & stat.S_IWUSR:  # nbgrader leaves autograded notebooks read-only (0444)
+        os.chmod(notebook_path, mode | stat.S_IWUSR)
+    try:
+        nbformat.write(nb, notebook_path)
+    finally:
+        os.chmod(notebook_path, mode)
     return added
