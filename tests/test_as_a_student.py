@@ -66,9 +66,11 @@ def account_sensitive_files() -> list[str]:
 
 
 def _as(account: pwd.struct_passwd, command: list[str], *, cwd: Path, home: Path,
-        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        extra_env: dict[str, str] | None = None, reach: list[str] | None = None,
+        ) -> subprocess.CompletedProcess:
     env = {"CI": "true"} if in_ci() else {}  # the student's run is as required as ours
-    return run_bare(account, command, cwd=cwd, home=home, env={**env, **(extra_env or {})})
+    return run_bare(account, command, cwd=cwd, home=home, env={**env, **(extra_env or {})},
+                    reach=reach)
 
 
 @pytest.fixture(scope="module")
@@ -130,11 +132,12 @@ def test_a_student_runs_the_fast_tests(student, resolving):  # the pins resolve 
         pytest.skip("not root: this run's own fast tests already ran as you, a student's "
                     "account (the pins are still resolved as you)")
     site = sysconfig.get_paths()["purelib"]
+    reach = [sys.prefix]  # this virtualenv, put back for the account if its folder is private
     reads = _as(account, [python, "-c", "import langgraph, nbgrader, pytest"], cwd=clone,
-                home=home, extra_env={"PYTHONPATH": site})
-    if reads.returncode != 0:
-        pytest.skip(f"{account.pw_name} cannot read this virtualenv's packages in {site} "
-                    f"(it lives in a private folder): {reads.stderr.strip().splitlines()[-1]}")
+                home=home, extra_env={"PYTHONPATH": site}, reach=reach)
+    assert reads.returncode == 0, (
+        f"{account.pw_name} cannot read this virtualenv's packages in {site}: "
+        f"{reads.stderr.strip().splitlines()[-1:]}")
     bindir = _console_scripts(account, home, python)
     ran = _as(account, [python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                         "-m", "not slow and not browser", *account_sensitive_files()],
@@ -143,7 +146,7 @@ def test_a_student_runs_the_fast_tests(student, resolving):  # the pins resolve 
                          "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
                          # where this virtualenv keeps Jupyter's extensions and their config
                          "JUPYTER_PATH": f"{sys.prefix}/share/jupyter",
-                         "JUPYTER_CONFIG_PATH": f"{sys.prefix}/etc/jupyter"})
+                         "JUPYTER_CONFIG_PATH": f"{sys.prefix}/etc/jupyter"}, reach=reach)
     tail = "\n".join((ran.stdout + ran.stderr).strip().splitlines()[-15:])
     assert ran.returncode == 0, f"the fast tests fail as {account.pw_name}:\n{tail}"
     # under CI the nested run has CI=true too: a Postgres test that skips fails it (tests/ci.py)

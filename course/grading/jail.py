@@ -6,7 +6,10 @@ private, makes every other mount (/tmp included) read-only except the scratch fo
 drops to the plan's account and execs the kernel. ``... kernel PLAN -f FILE`` (what the
 kernel command becomes) installs :func:`log_attempts` and starts ipykernel.
 
-This module imports nothing heavy (no nbgrader): it runs once per kernel start.
+This module imports nothing heavy (no nbgrader): it runs once per kernel start. What
+lies in a private folder (``/root``, a 0700 temporary folder) is put back for the account
+by :func:`course.storage.reach.expose`, an allow-list of the interpreter, the virtualenv
+and the ``course`` package.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from course.storage.reach import expose
 
 # /dev/shm gets a private tmpfs. /tmp stays visible (read-only): the interpreter, the
 # course package or the course being graded may live there (a fresh clone, CI).
@@ -36,43 +40,6 @@ def _mount_points() -> list[str]:
         point = line.split()[4].replace("\\040", " ")
         points.append(point)
     return points
-
-
-def _closed_ancestor(path: Path) -> Path | None:
-    """The topmost folder above ``path`` that other accounts may not enter, if any."""
-    return next((p for p in reversed(path.parents) if p != Path("/")
-                 and not os.stat(p).st_mode & 0o001), None)
-
-
-def _expose(paths: list[str], holder: Path) -> None:
-    """Let the account reach ``paths`` (the interpreter, the virtualenv, the ``course``
-    package) when they sit below a folder only root may enter (``/root`` with pyenv, a
-    0700 temporary folder): cover that folder with an empty tmpfs and put back only
-    those paths. Hidden paths are mounted afterwards, so they stay hidden."""
-    wanted: dict[Path, list[Path]] = {}
-    for name in dict.fromkeys(paths):
-        path = Path(name).resolve()
-        closed = _closed_ancestor(path) if path.exists() else None
-        if closed is not None:
-            wanted.setdefault(closed, []).append(path)
-    views = holder / ".views"
-    views.mkdir(mode=0o700, exist_ok=True)
-    views.chmod(0o700)
-    bound = []
-    for closed, inside in wanted.items():
-        for path in inside:
-            view = Path(tempfile.mkdtemp(dir=views))
-            _mount("--bind", str(path), str(view))
-            bound.append((closed, path, view))
-    for closed in wanted:
-        _mount("-t", "tmpfs", "-o", "mode=755,size=1m", "tmpfs", str(closed))
-    for closed, path, view in bound:
-        target = closed / path.relative_to(closed)
-        target.mkdir(parents=True, exist_ok=True)
-        _mount("--bind", str(view), str(target))
-    for _closed, _path, view in bound:  # the views would show hidden paths: take them away
-        subprocess.run(["umount", "-l", str(view)], check=True, capture_output=True)
-        view.rmdir()
 
 
 def enter(plan: dict) -> None:
@@ -96,7 +63,7 @@ def enter(plan: dict) -> None:
         blank.touch(mode=0o000)
     hide = [(p, os.path.isdir(p)) for p in plan["hide"] if os.path.lexists(p)]
     _mount("--bind", str(scratch), str(scratch))
-    _expose(plan.get("expose", []), scratch.parent)
+    expose(plan.get("expose", []), scratch.parent)  # the interpreter, venv, course package
     for tmp in PRIVATE_TMP:
         if os.path.isdir(tmp) and not str(scratch).startswith(tmp + "/"):
             _mount("-t", "tmpfs", "-o", "mode=1777,size=64m,nosuid,nodev", "tmpfs", tmp)

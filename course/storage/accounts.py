@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from course.storage.checkout import copy_tracked
+from course.storage.reach import command_for as reach_command
 
 DEFAULT_ACCOUNT = "crashcourse-pg"
 
@@ -102,13 +103,24 @@ def _bare_env(account: pwd.struct_passwd, home: Path,
             "USER": account.pw_name, "TMPDIR": str(home / "tmp"), **(env or {})}
 
 
+def _as_account(account: pwd.struct_passwd, command: list[str],
+                reach: list[str] | None) -> tuple[list[str], dict[str, Any]]:
+    """``command`` and the ``subprocess`` arguments that run it as ``account``, with the
+    paths in ``reach`` reachable even below a private folder (:mod:`course.storage.reach`:
+    the child then drops privileges itself, in a mount namespace of its own)."""
+    wrapped = reach_command(account, reach, command) if reach else None
+    return (wrapped, {}) if wrapped else (command, run_as(account))
+
+
 def run_bare(account: pwd.struct_passwd, command: list[str], *, cwd: Path, home: Path,
              env: dict[str, str] | None = None, timeout: float = 600,
-             ) -> subprocess.CompletedProcess:
+             reach: list[str] | None = None) -> subprocess.CompletedProcess:
     """Run ``command`` as ``account`` with a bare environment, as a fresh login would
-    have it: ``HOME=home``, a plain PATH, no ``PIP_*``, no virtualenv, no root config."""
+    have it: ``HOME=home``, a plain PATH, no ``PIP_*``, no virtualenv, no root config.
+    ``reach``: paths the account must read even where they lie in a private folder."""
+    command, user = _as_account(account, command, reach)
     return subprocess.run(command, cwd=cwd, env=_bare_env(account, home, env),
-                          capture_output=True, text=True, timeout=timeout, **run_as(account))
+                          capture_output=True, text=True, timeout=timeout, **user)
 
 
 def start_bare(account: pwd.struct_passwd, command: list[str], *, cwd: Path, home: Path,
