@@ -48,7 +48,8 @@ c.GradingExecute.shutdown_kernel = "immediate"
 # Students sometimes delete a test cell; put it back before grading.
 c.OverwriteCells.add_missing_cells = True
 
-# nbgrader's autograde steps, with three of ours in place of nbgrader's own:
+# nbgrader's autograde steps, with three of ours in place of nbgrader's own (and the
+# rubric step, AddRubric, at the end):
 # - RestoreCells: restores edited or deleted test cells exactly like OverwriteCells, but
 #   stays quiet about the hidden tests (every hidden-test cell "changed" by design) and
 #   names the student when a locked cell really was edited (course/grading/restore.py);
@@ -72,7 +73,11 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "course.grading.metadata.CheckCellMetadata",
+    "course.grading.rubric.AddRubric",
 ]
+# The rubric under each written answer of the autograded notebook, for graders: the hub's
+# formgrader and `make grade` both autograde through this list (course/grading/rubric.py).
+c.AddRubric.course_root = str(HERE)
 # Late work: a week's due date is nbgrader's own (`make due WEEK=5 DUE='2026-12-10 17:00
 # UTC'`, in the gradebook), the submission time is nbgrader's timestamp.txt. A late notebook
 # loses PERCENT_PER_DAY of its score per started day (at most all of it), computed from its

@@ -54,17 +54,30 @@ def test_every_written_answer_has_a_rubric(week):
     assert rubric.missing_rubrics(REPO, week) == [], f"add sections to rubrics/week{week}.md"
 
 
-def test_rubric_cells_go_after_their_answer_once(tmp_path):
-    source = REPO / "solutions" / "week5" / "week5.ipynb"
-    target = tmp_path / "week5.ipynb"
-    target.write_bytes(source.read_bytes())
-    text = rubric.read_rubric(REPO, 5)
-    assert rubric.add_rubric_cells(target, text) == len(text) == 3
-    assert rubric.add_rubric_cells(target, text) == 0
-    cells = nbformat.read(target, as_version=4).cells
+def test_the_autograde_step_puts_each_rubric_after_its_answer_once():
+    """AddRubric, as nbgrader's autograde runs it (the course's configuration names it):
+    each section of rubrics/week5.md right after its written answer, never twice, and
+    nothing for an assignment that is not a week or a course without rubrics."""
+    from course.grading.instructor import course_config
+
+    nb = nbformat.read(REPO / "solutions" / "week5" / "week5.ipynb", as_version=4)
+    step = rubric.AddRubric(config=course_config(REPO))
+    assert step.course_root == str(REPO)
+    resources = {"nbgrader": {"assignment": "week5"}}
+    once, _ = step.preprocess(nb, resources)
+    cells = once.cells
+    assert sum(rubric.is_rubric_cell(c) for c in cells) == len(rubric.read_rubric(REPO, 5)) == 3
     for i, cell in enumerate(cells):
         if rubric.is_rubric_cell(cell):
             assert cells[i - 1].metadata["nbgrader"]["solution"], "a rubric follows its answer"
+    twice, _ = step.preprocess(once, resources)
+    assert sum(rubric.is_rubric_cell(c) for c in twice.cells) == 3
+    fresh = nbformat.read(REPO / "solutions" / "week5" / "week5.ipynb", as_version=4)
+    assert not any(rubric.is_rubric_cell(c) for c in step.preprocess(
+        fresh, {"nbgrader": {"assignment": "extra"}})[0].cells)
+    elsewhere = rubric.AddRubric(course_root="/nonexistent")
+    graded, _ = elsewhere.preprocess(fresh, resources)
+    assert not any(rubric.is_rubric_cell(c) for c in graded.cells)
 
 
 def test_the_csv_tells_not_yet_graded_from_zero():

@@ -44,6 +44,7 @@ import pytest
 from hubclass import ARTIFACTS, COURSE_ID, ClassHub, hub_environment, unavailable
 from weeks import REPO, autograded_points, graded
 
+from course.grading.rubric import read_rubric
 from course.storage.accounts import NoUnprivilegedAccount, unprivileged_account
 
 pytestmark = [pytest.mark.slow, pytest.mark.hub]
@@ -189,6 +190,9 @@ def test_a_class_releases_fetches_submits_grades_and_returns_feedback_on_jupyter
     got = {s: (v["score"], v["max_score"], v["needs_manual_grade"]) for s, v in scores.items()}
     # The written answers of the solved notebook wait for a person; the blank ones score 0.
     assert got == {ada: (FULL, TOTAL, True), bo: (0, TOTAL, False)}, got
+    # The formgrader grades through the course's steps, rubric included (as make grade).
+    graded = (course / "autograded" / ada / WEEK / f"{WEEK}.ipynb").read_text()
+    assert graded.count("Rubric for graders") == len(read_rubric(REPO, int(WEEK[4:]))) > 0
     formgrader(hub, f"assignment/{WEEK}/generate_feedback", timeout=300)
     formgrader(hub, f"assignment/{WEEK}/release_feedback")
     feedback = stat.S_IMODE(os.stat(hub.exchange / COURSE_ID / "feedback").st_mode)

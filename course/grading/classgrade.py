@@ -51,7 +51,6 @@ from course.grading.instructor import (
     tools_on_path,
 )
 from course.grading.merge import Merged, ensure_tables, merge_student, set_note
-from course.grading.rubric import add_rubric_cells, read_rubric
 from course.grading.sandbox import availability, hidden_paths
 from course.grading.speedups import throwaway_gradebook
 
@@ -92,7 +91,7 @@ def grade_group(job: dict) -> None:
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
     with throwaway_gradebook(course):
         run_converter("generate_feedback", config, f"week{job['week']}")
-    finish_files(course, job["week"], Path(job["repo"]), job["folders"])
+    finish_files(course, job["week"], job["folders"])
     (course.parent / "reports.json").write_text(json.dumps({
         name: {"summary": r.summary(), "earned": r.earned, "total": r.total,
                "kernel_died": r.kernel_died, "stopped": r.stopped,
@@ -100,17 +99,13 @@ def grade_group(job: dict) -> None:
         for name, r in reports.items()}))
 
 
-def finish_files(course: Path, week: int, repo: Path, folders: dict[str, str],
-                 mark: bool = True) -> None:
-    """In the worker, once feedback is made: the graders' rubric cells into each autograded
-    notebook, and each submission's own files next to its autograded notebook and its
-    feedback, so that :func:`merge` (serial, in the main process) only copies them."""
+def finish_files(course: Path, week: int, folders: dict[str, str], mark: bool = True) -> None:
+    """In the worker, once feedback is made: each submission's own files next to its
+    autograded notebook and its feedback, so that :func:`merge` (serial, in the main
+    process) only copies folders. (The rubric cells are already in the autograded
+    notebooks: :class:`course.grading.rubric.AddRubric` is an autograde step.)"""
     assignment = f"week{week}"
-    rubric = read_rubric(repo, week)
     for student, folder in folders.items():
-        graded = course / "autograded" / student / assignment
-        for notebook in sorted(graded.glob("*.ipynb")):
-            add_rubric_cells(notebook, rubric)
         _copy_submission_files(Path(folder), [course / name / student / assignment
                                               for name in ("autograded", "feedback")])
     if mark:
@@ -123,7 +118,7 @@ def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str,
     (:func:`course.grading.merge.merge_student`: one transaction per student, hand grades
     of unchanged answers kept), then put their autograded notebooks and feedback in the
     repository, each folder replaced whole (:func:`replace_tree`). A group folder whose
-    worker did not run :func:`finish_files` gets rubrics and submission files here."""
+    worker did not run :func:`finish_files` gets the submission files here."""
     from nbgrader.api import Gradebook, MissingEntry
 
     assignment = f"week{week}"
@@ -143,7 +138,7 @@ def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str,
             merged.append(result)
             crashpoint("merge:committed")
             if not (course / FINISHED).is_file():
-                finish_files(course, week, repo, {student: str(folder)}, mark=False)
+                finish_files(course, week, {student: str(folder)}, mark=False)
             for name in ("autograded", "feedback"):
                 source = course / name / student / assignment
                 if source.is_dir():

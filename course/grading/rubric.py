@@ -9,21 +9,22 @@ written answer, headed by the answer cell's nbgrader grade id::
     - 1: ...
 
 :func:`read_rubric` parses it; :func:`missing_rubrics` names the written answers of a
-source notebook that have no section. :func:`add_rubric_cells` puts each section as a
-markdown cell right after its answer in an *autograded* notebook, which is what the
-formgrader shows graders; the cells are marked (``metadata.course.rubric``) and
+source notebook that have no section. :class:`AddRubric`, an autograde step of
+``nbgrader_config.py`` (so ``make grade`` and the hub's formgrader both run it), puts each
+section as a markdown cell right after its answer in the *autograded* notebook, which is
+what the formgrader shows graders; the cells are marked (``metadata.course.rubric``) and
 :class:`course.grading.feedback.HideHiddenTests` drops them from feedback. The student
 edition (:mod:`course.grading.edition`) does not ship ``rubrics/``.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 
 import nbformat
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool, Unicode
 
 SECTION = re.compile(r"^## +([A-Za-z0-9_-]+)[^\n]*\n(.*?)(?=^## |\Z)", re.M | re.S)
 
@@ -62,30 +63,37 @@ def is_rubric_cell(cell) -> bool:
     return bool(cell.get("metadata", {}).get("course", {}).get("rubric"))
 
 
-def add_rubric_cells(notebook_path: Path, rubric: dict[str, str]) -> int:
-    """Insert each rubric after its answer in ``notebook_path`` (once); how many were added.
-    A read-only notebook (nbgrader's autograded copies are 0444) is written all the same,
-    by its owner, and left with its mode: root never needed this, every other instructor
-    did."""
-    nb = nbformat.read(notebook_path, as_version=4)
-    if any(is_rubric_cell(c) for c in nb.cells) or not rubric:
-        return 0
-    cells, added = [], 0
-    for cell in nb.cells:
-        cells.append(cell)
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+def with_rubric_cells(cells: list, rubric: dict[str, str]) -> tuple[list, int]:
+    """``cells`` with each rubric after its answer (none added twice); how many were added."""
+    if any(is_rubric_cell(c) for c in cells) or not rubric:
+        return cells, 0
+    out, added = [], 0
+    for cell in cells:
+        out.append(cell)
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if grade_id in rubric and cell.metadata["nbgrader"].get("solution"):
             text = f"**Rubric for graders** (`{grade_id}`; students never see this cell)\n\n"
             note = nbformat.v4.new_markdown_cell(text + rubric[grade_id])
             note.metadata["course"] = {"rubric": True}
-            cells.append(note)
+            out.append(note)
             added += 1
-    nb.cells = cells
-    mode = stat.S_IMODE(os.stat(notebook_path).st_mode)
-    if not mode & stat.S_IWUSR:  # nbgrader leaves autograded notebooks read-only (0444)
-        os.chmod(notebook_path, mode | stat.S_IWUSR)
-    try:
-        nbformat.write(nb, notebook_path)
-    finally:
-        os.chmod(notebook_path, mode)
-    return added
+    return out, added
+
+
+class AddRubric(Preprocessor):
+    """nbgrader's autograde step that puts the rubric under each written answer of the
+    autograded notebook (``Autograde.autograde_preprocessors``, ``nbgrader_config.py``),
+    for ``make grade`` and for the formgrader alike: one grading path, wherever grading
+    starts. ``course_root`` is the folder with ``rubrics/`` (the clone the configuration
+    comes from); the week is the assignment's name (``week5``)."""
+
+    enabled = Bool(True)
+    course_root = Unicode("", help="the course folder holding rubrics/").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        assignment = (resources or {}).get("nbgrader", {}).get("assignment", "")
+        week = re.fullmatch(r"week(\d+)", assignment or "")
+        if week and self.course_root:
+            nb.cells, _ = with_rubric_cells(nb.cells, read_rubric(Path(self.course_root),
+                                                                  int(week[1])))
+        return nb, resources
