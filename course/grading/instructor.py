@@ -316,8 +316,11 @@ def pending_manual(week: int, repo: Path = REPO, db_url: str | None = None) -> l
 
 def import_roster(path: Path, repo: Path = REPO, db_url: str | None = None) -> int:
     """Add or update every student of a CSV roster (columns ``id``, ``first_name``,
-    ``last_name``, ``email``, as ``nbgrader db student import`` reads) in the gradebook;
-    how many. :class:`GradingError` in one line for a file that is not such a roster."""
+    ``last_name``, ``email``: what ``nbgrader db student import`` reads, done here with
+    nbgrader's Gradebook API, so no ``nbgrader`` program is needed on PATH); how many. :class:`GradingError` in one
+    line for a file that is not such a roster; nothing is written then."""
+    from nbgrader.api import Gradebook
+
     path = Path(path)
     if not path.is_file():
         raise GradingError(f"{path}: no such file (a CSV with columns id, first_name, "
@@ -327,9 +330,13 @@ def import_roster(path: Path, repo: Path = REPO, db_url: str | None = None) -> i
         if "id" not in (reader.fieldnames or []):
             raise GradingError(f"{path}: the first line must name the columns, with an 'id' "
                                f"column (found: {', '.join(reader.fieldnames or []) or 'none'})")
-        count = sum(1 for row in reader if (row.get("id") or "").strip())
-    nbgrader(["db", "student", "import", str(path.resolve())], repo, db_url)
-    return count
+        students = [row for row in reader if (row.get("id") or "").strip()]
+    with Gradebook(db_url_of(repo, db_url)) as gb:
+        for row in students:
+            fields = {k: (row.get(k) or "").strip() or None
+                      for k in ("first_name", "last_name", "email")}
+            gb.update_or_create_student(row["id"].strip(), **fields)
+    return len(students)
 
 
 def set_due_date(week: int, due: str, repo: Path = REPO, db_url: str | None = None) -> str:

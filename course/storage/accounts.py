@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from course.storage.checkout import copy_tracked
-from course.storage.reach import command_for as reach_command
 
 DEFAULT_ACCOUNT = "crashcourse-pg"
 
@@ -108,7 +107,9 @@ def _as_account(account: pwd.struct_passwd, command: list[str],
     """``command`` and the ``subprocess`` arguments that run it as ``account``, with the
     paths in ``reach`` reachable even below a private folder (:mod:`course.storage.reach`:
     the child then drops privileges itself, in a mount namespace of its own)."""
-    wrapped = reach_command(account, reach, command) if reach else None
+    from course.storage.reach import command_for  # here: `-m course.storage.reach` runs it
+
+    wrapped = command_for(account, reach, command) if reach else None
     return (wrapped, {}) if wrapped else (command, run_as(account))
 
 
