@@ -317,8 +317,9 @@ def pending_manual(week: int, repo: Path = REPO, db_url: str | None = None) -> l
 def import_roster(path: Path, repo: Path = REPO, db_url: str | None = None) -> int:
     """Add or update every student of a CSV roster (columns ``id``, ``first_name``,
     ``last_name``, ``email``: what ``nbgrader db student import`` reads, done here with
-    nbgrader's Gradebook API, so no ``nbgrader`` program is needed on PATH); how many. :class:`GradingError` in one
-    line for a file that is not such a roster; nothing is written then."""
+    nbgrader's Gradebook API, so no ``nbgrader`` program is needed on PATH); how many.
+    :class:`GradingError` in one line for a file that is not such a roster; nothing is
+    written then."""
     from nbgrader.api import Gradebook
 
     path = Path(path)
