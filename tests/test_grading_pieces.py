@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -185,3 +186,33 @@ def test_the_hub_environment_of_a_folder_that_is_no_checkout_says_so(tmp_path, m
             using(copy):
         pass
     assert not (tmp_path / "hubs").exists()
+
+
+def test_the_late_rule_takes_a_share_per_started_day_and_never_more_than_the_score():
+    from course.grading.late import PercentPerDay
+
+    rule = PercentPerDay(percent_per_day=10)
+    assert rule.late_submission_penalty("ada", 20, 1) == pytest.approx(2)  # a second late
+    assert rule.late_submission_penalty("ada", 20, 86400) == pytest.approx(2)
+    assert rule.late_submission_penalty("ada", 20, 86401) == pytest.approx(4)
+    assert rule.late_submission_penalty("ada", 20, 30 * 86400) == pytest.approx(20)
+    assert PercentPerDay(percent_per_day=0).late_submission_penalty("ada", 20, 86401) is None
+    zero = PercentPerDay(percent_per_day=0, penalty_method="zero")
+    assert zero.late_submission_penalty("ada", 20, 5) == 20  # nbgrader's own rule
+
+
+def test_bad_roster_and_due_date_are_one_line_errors_that_write_nothing(tmp_path):
+    from course.grading.autograde import GradingError
+    from course.grading.instructor import import_roster, set_due_date
+
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    wrong = tmp_path / "class.csv"
+    wrong.write_text("name,email\nada,ada@example.com\n")
+    for path, said in ((wrong, "an 'id' column (found: name, email)"),
+                       (tmp_path / "missing.csv", "no such file")):
+        with pytest.raises(GradingError, match=re.escape(said)) as error:
+            import_roster(path, REPO, url)
+        assert "\n" not in str(error.value)
+    with pytest.raises(GradingError, match="is not a date"):
+        set_due_date(1, "next friday-ish", REPO, url)
+    assert not (tmp_path / "gradebook.db").exists()

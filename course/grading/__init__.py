@@ -12,8 +12,11 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
 - :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
   generate_assignment + autograde in a throwaway course folder.
 - :mod:`course.grading.instructor`: the instructor's steps (release and register,
-  exchange, collect, feedback, return, export); :mod:`course.grading.classgrade`:
-  ``make grade``, a class graded in parallel groups merged into one gradebook.
+  exchange, collect, feedback, return, export, roster, due dates);
+  :mod:`course.grading.classgrade`: ``make grade``, a class graded in parallel groups
+  merged into one gradebook by :mod:`course.grading.merge` (one transaction per student,
+  hand grades of unchanged answers kept); :mod:`course.grading.late`: due dates and the
+  late penalty in nbgrader's terms.
 - :mod:`course.grading.sandbox` / :mod:`course.grading.jail`: the notebook time budget
   and the sandboxed kernel; :mod:`course.grading.restore`: quiet test-cell restore;
   :mod:`course.grading.feedback`: feedback without hidden tests;

@@ -9,7 +9,8 @@ May import: :mod:`course.base`. Knows nothing about billing, keys or graphs.
 - :mod:`course.storage.checkout`: :func:`copy_tracked`, a repository's git-tracked
   files copied as a fresh clone has them.
 - :mod:`course.storage.accounts`: the one unprivileged account (as root) and how to run
-  a student's part as it.
+  a student's part as it; :mod:`course.storage.reach`: what that account may read of a
+  private folder (only the paths listed, in a mount namespace of its own).
 - :mod:`course.storage.postgres`: :class:`TempPostgres`, a real PostgreSQL 16
   started in a temporary folder (as root it runs as an unprivileged user).
 """
