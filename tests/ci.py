@@ -64,6 +64,7 @@ def pytest_sessionfinish(session, exitstatus):
 LONGEST_FIRST = (
     "test_class_grading.py", "test_student_experience.py", "test_as_a_student.py",
     "test_jupyterhub.py", "test_week7.py", "test_week5.py", "test_docs_instructors.py",
+    "test_term.py",
     "test_week6.py", "test_week4.py", "test_week2.py", "test_hub_formgrader.py",
     "test_student_edition.py", "test_week3.py", "test_week1.py",
 )
