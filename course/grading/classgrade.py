@@ -152,8 +152,9 @@ def replace_tree(source: Path, target: Path) -> None:
     the copy is made beside it and renamed into place. Leftovers of an interrupted
     replacement (``<name>.new-*``, ``<name>.old-*``) are removed first."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f"{target.name}.[no][el][wd]-*"):
-        _remove(stale)
+    for kind in ("new", "old"):
+        for stale in target.parent.glob(f"{target.name}.{kind}-*"):
+            shutil.rmtree(stale)
     fresh = target.with_name(f"{target.name}.new-{os.getpid()}")
     shutil.copytree(source, fresh)
     old = target.with_name(f"{target.name}.old-{os.getpid()}")
@@ -161,17 +162,7 @@ def replace_tree(source: Path, target: Path) -> None:
         target.rename(old)
     fresh.rename(target)
     if old.exists():
-        _remove(old)
-
-
-def _remove(path: Path) -> None:
-    """Remove a folder even when nbgrader made its files read-only."""
-    def writable_then_retry(function, name, _excinfo):
-        os.chmod(os.path.dirname(name), 0o700)
-        os.chmod(name, 0o600)
-        function(name)
-
-    shutil.rmtree(path, onerror=writable_then_retry)
+        shutil.rmtree(old)
 
 
 def crashpoint(name: str) -> None:
@@ -359,7 +350,6 @@ def _after_merge(week: int, repo: Path, url: str, merged: list[Merged], config) 
                 lines.append(f"{result.student}: submitted {hours:.1f} h after the due date; "
                              f"late penalty {late_one.late_submission_penalty or 0:g} point(s)")
     for student in sorted(again):
-        config.CourseDirectory.student_id = student
         run_converter("generate_feedback", config, f"week{week}", student)
     return lines
 

@@ -183,27 +183,11 @@ def _remove_in_background(scratch: Path) -> None:
 
 def needed_paths() -> list[str]:
     """What a kernel must reach: the interpreter, the virtualenv, the ``course`` package
-    and PYTHONPATH (:mod:`course.grading.jail` re-exposes them below private folders),
-    and wherever their symbolic links lead (a virtualenv whose ``lib`` or ``bin/python``
-    links into another one, each hop of the way)."""
+    and PYTHONPATH (:mod:`course.grading.jail` re-exposes them below private folders, and
+    wherever their symbolic links lead)."""
     python_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    wanted = [sys.base_prefix, sys.prefix, str(Path(sys.executable).parent), str(REPO),
-              *python_path]
-    linked = [sys.executable, *(str(entry) for entry in Path(sys.prefix).glob("*")
-                                if entry.is_symlink())]
-    return list(dict.fromkeys(wanted + [hop for path in linked for hop in link_hops(path)]))
-
-
-def link_hops(path: str) -> list[str]:
-    """The folders a chain of symbolic links from ``path`` passes through (for a link to a
-    file) or the folders it ends at (for a link to a folder), in order."""
-    hops, seen = [], set()
-    current = Path(os.path.abspath(path))
-    while current.is_symlink() and current not in seen:
-        seen.add(current)
-        current = Path(os.path.normpath(current.parent / os.readlink(current)))
-        hops.append(str(current if current.is_dir() else current.parent))
-    return hops
+    return [sys.base_prefix, sys.prefix, str(Path(sys.executable).parent), str(REPO),
+            *python_path]
 
 
 def matplotlib_font_lists() -> list[str]:

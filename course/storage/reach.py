@@ -11,7 +11,8 @@ reach). The namespace dies with the child; nothing changes for anyone else.
 
 - :func:`closed_ancestor`: the topmost folder above a path that other accounts may not
   enter, if any.
-- :func:`expose`: the mounts, run as root inside a private mount namespace.
+- :func:`expose`: the mounts, run as root inside a private mount namespace; each listed
+  path brings along the folders its symbolic links lead to (:func:`with_link_targets`).
 - :func:`command_for`: the command that runs ``command`` as ``account`` with ``paths``
   reachable: ``unshare --mount`` and this module as the entry point when a path needs it
   (as root), else ``None`` (start it as usual).
@@ -40,6 +41,31 @@ def closed_ancestor(path: Path) -> Path | None:
                  and not os.stat(p).st_mode & 0o001), None)
 
 
+def link_hops(path: str | Path) -> list[str]:
+    """The folders a chain of symbolic links from ``path`` passes through (for a link to a
+    file) or the folders it ends at (for a link to a folder), in order."""
+    hops, seen = [], set()
+    current = Path(os.path.abspath(path))
+    while current.is_symlink() and current not in seen:
+        seen.add(current)
+        current = Path(os.path.normpath(current.parent / os.readlink(current)))
+        hops.append(str(current if current.is_dir() else current.parent))
+    return hops
+
+
+def with_link_targets(paths: list[str]) -> list[str]:
+    """``paths``, then every folder their symbolic links lead through: a path's own links
+    and those of a folder's entries (a virtualenv whose ``lib`` or ``bin/python`` links
+    into another virtualenv needs that one too, each hop of the way)."""
+    linked = []
+    for name in paths:
+        linked.append(name)
+        if os.path.isdir(name):
+            with os.scandir(name) as entries:
+                linked += [entry.path for entry in entries if entry.is_symlink()]
+    return list(dict.fromkeys([*paths, *(hop for path in linked for hop in link_hops(path))]))
+
+
 def _mount(*args: str) -> None:
     subprocess.run(["mount", *args], check=True, capture_output=True)
 
@@ -51,7 +77,7 @@ def expose(paths: list[str], holder: Path) -> None:
     taken away again). Root, in a private mount namespace; mounts made afterwards (the
     grading sandbox's hidden paths) stay on top."""
     wanted: dict[Path, list[Path]] = {}
-    for name in dict.fromkeys(paths):
+    for name in with_link_targets(paths):
         path = Path(name).resolve()
         closed = closed_ancestor(path) if path.exists() else None
         if closed is not None:
@@ -77,7 +103,8 @@ def expose(paths: list[str], holder: Path) -> None:
 
 
 def needs_exposing(paths: list[str]) -> bool:
-    return any(Path(p).exists() and closed_ancestor(Path(p).resolve()) for p in paths)
+    return any(Path(p).exists() and closed_ancestor(Path(p).resolve())
+               for p in with_link_targets(paths))
 
 
 def command_for(account: pwd.struct_passwd, paths: list[str],
