@@ -56,8 +56,8 @@ c.OverwriteCells.add_missing_cells = True
 # - CheckCellMetadata: nbgrader's, checking its JSON schema once per process rather than
 #   once per cell (course/grading/metadata.py);
 # - GradingExecute: nbgrader's Execute plus a budget for the whole notebook (one loop in
-#   a helper that eight tests call costs the budget, not 8 x 30 s), and, when
-#   `make grade` runs as root, each kernel in a sandbox (course/grading/sandbox.py).
+#   a helper that eight tests call costs the budget, not 8 x 30 s), test cells that the
+#   notebook cannot neuter, and each kernel in a sandbox (course/grading/sandbox.py).
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
@@ -89,6 +89,10 @@ c.PercentPerDay.percent_per_day = PERCENT_PER_DAY
 
 NOTEBOOK_BUDGET_S = 120
 c.GradingExecute.notebook_budget = NOTEBOOK_BUDGET_S
+# Each graded kernel runs in the allow-list sandbox wherever bubblewrap works: `make grade`,
+# the hub's formgrader, nbgrader autograde by hand (course/grading/sandbox.py). `make
+# check` turns it off for your own notebook; COURSE_GRADING_SANDBOX=on|off overrides.
+c.GradingExecute.sandbox = "auto"
 
 # Feedback shows which hidden test failed and what it said, never its code, and never
 # the graders' rubric cells (course/grading/feedback.py).

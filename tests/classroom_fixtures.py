@@ -42,6 +42,59 @@ OUTSIDE = '''for target in [COURSE / "planted.txt", "/etc/planted.txt", "/root/p
         print("no luck:", error)
 '''
 
+# Another copy of the course at a world-readable path (another instructor's clone, a
+# download): its solutions, run as one's own.
+CLONE = '''import json, pathlib
+for where in [CLONE / "solutions/week5/week5.ipynb"]:
+    try:
+        for cell in json.loads(where.read_text())["cells"]:
+            if "BEGIN SOLUTION" in "".join(cell["source"]):
+                exec("".join(cell["source"]))
+    except OSError as error:
+        print("no luck:", error)
+'''
+# Look for a classmate's kernel (its command line names its connection file) and run
+# code in it, to copy an answer back.
+SNOOP = '''import json, os, pathlib
+found = []
+for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+    try:
+        argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\\0")
+    except OSError:
+        continue
+    mine = os.getcwd()  # its own kernel's file (the sandbox's command line names it too)
+    files = [a.decode() for a in argv if a.endswith(b".json") and mine not in a.decode()]
+    for name in files:
+        try:
+            info = json.loads(pathlib.Path(f"/proc/{pid}/root{name}").read_text())
+        except (OSError, ValueError):
+            continue
+        from jupyter_client import BlockingKernelClient
+        client = BlockingKernelClient()
+        client.load_connection_info(info)
+        client.start_channels()
+        reply = client.execute_interactive("import inspect; print(charge_key)", timeout=5)
+        found.append((pid, reply["content"]["status"]))
+print("classmates found:", found)
+'''
+# Rewire the kernel so that no later cell can fail, and hide what it prints on stderr.
+NEUTER = '''import ast, io, sys
+class Swallow(ast.NodeTransformer):
+    def visit_Module(self, node):
+        catch = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None,
+                                  body=[ast.Pass()])
+        return ast.fix_missing_locations(ast.Module(
+            body=[ast.Try(body=node.body or [ast.Pass()], handlers=[catch], orelse=[],
+                          finalbody=[])], type_ignores=[]))
+get_ipython().ast_transformers.append(Swallow())
+sys.stderr = io.StringIO()
+'''
+# A glob of the hidden folders, through the package's own path.
+GLOB = '''import course, pathlib
+root = pathlib.Path(course.__file__).resolve().parents[1]
+print(sorted(root.glob("solutions/*/*.ipynb")), (root / "rubrics").is_dir())
+'''
+
 
 def build_course(target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
@@ -70,8 +123,18 @@ def _submit(course: Path, student: str, nb=None, raw: str | None = None) -> None
         nbformat.write(nb, folder / "week5.ipynb")
 
 
-def build_class(course: Path) -> dict[str, str]:
-    """Every student of the test class, with what their submission does."""
+def another_clone(target: Path) -> Path:
+    """A copy of the course's week 5 solutions that every account may read."""
+    target.mkdir(parents=True)
+    target.chmod(0o755)
+    shutil.copytree(SOURCE.parent, target / "solutions" / "week5")
+    return target
+
+
+def build_class(course: Path, clone: Path | None = None) -> dict[str, str]:
+    """Every student of the test class, with what their submission does. ``clone``: a
+    world-readable copy of the course's solutions (default: beside ``course``)."""
+    clone = clone or another_clone(course.parent / "another-clone")
     solution, blank = _nb(SOURCE), _nb(RELEASE)
     students = {}
 
@@ -124,4 +187,13 @@ def build_class(course: Path) -> dict[str, str]:
     outside = _nb(RELEASE)
     outside.cells.insert(1, nbformat.v4.new_code_cell(course_line + OUTSIDE))
     submit("niaj", "writes outside its folder", outside)
+    for name, code, what in [
+            ("oscar", CLONE, "runs the solutions of another clone of the course"),
+            ("peggy", SNOOP, "looks for a classmate's kernel and runs code in it"),
+            ("trent", NEUTER, "an AST transformer swallows every error; stderr captured"),
+            ("victor", GLOB, "globs the hidden folders")]:
+        nb = _nb(RELEASE)
+        nb.cells.insert(1, nbformat.v4.new_code_cell(
+            f"import pathlib\nCLONE = pathlib.Path({str(clone)!r})\n{code}"))
+        submit(name, what, nb)
     return students

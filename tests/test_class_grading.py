@@ -5,25 +5,32 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
-from classroom_fixtures import build_class, build_course
+from classroom_fixtures import another_clone, build_class, build_course
 from weeks import REPO, autograded_points
 
 from course.grading.instructor import in_sync
+from course.grading.sandbox import availability
 
 FULL = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
 
 pytestmark = pytest.mark.slow
-SANDBOXED = os.geteuid() == 0
+SANDBOXED = availability() == ""
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = build_course(tmp_path_factory.mktemp("class") / "course")
-    students = build_class(course)
+    # another clone of the course at a world-readable path (pytest's folders are private)
+    elsewhere = Path(tempfile.mkdtemp(prefix="another-clone-"))
+    elsewhere.chmod(0o755)
+    students = build_class(course, another_clone(elsewhere / "course"))
     env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": "30"}
     done = subprocess.run(
         [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
@@ -31,7 +38,8 @@ def graded(tmp_path_factory):
         capture_output=True, text=True, env=env, timeout=1500)
     with open(course / "grades" / "week5.csv") as f:
         rows = {row["student"]: row for row in csv.DictReader(f)}
-    return course, students, done, rows
+    yield course, students, done, rows
+    shutil.rmtree(elsewhere)
 
 
 def points(rows, student) -> float:
@@ -61,7 +69,7 @@ def test_written_answers_wait_for_a_person_unless_left_blank(graded):
     _, _, _, rows = graded
     # the release's answers, untouched (judy's too, but her kernel died before nbgrader
     # scored anything, so hers wait for a person like every answer of a dead kernel)
-    blank = {"bob", "heidi", "mallory", "niaj"}
+    blank = {"bob", "heidi", "mallory", "niaj", "oscar", "peggy", "trent", "victor"}
     for student, row in rows.items():
         if row["note"].startswith("not graded"):
             continue
@@ -99,7 +107,7 @@ def test_broken_and_tampered_notebooks_are_graded_without_gifts(graded):
     assert "put back" in rows["heidi"]["note"]  # by design: no line for them
 
 
-@pytest.mark.skipif(not SANDBOXED, reason="the sandbox needs root (CI runs as root)")
+@pytest.mark.skipif(not SANDBOXED, reason=f"no sandbox here: {availability()}")
 def test_the_cheater_gains_nothing_and_is_logged(graded):
     course, _, done, rows = graded
     assert points(rows, "mallory") == points(rows, "bob") == 0
@@ -130,3 +138,31 @@ def test_feedback_names_failed_hidden_tests_but_never_shows_them(graded):
     assert "Rubric for graders" not in html
     autograded = (course / "autograded" / "bob" / "week5" / "week5.ipynb").read_text()
     assert autograded.count("Rubric for graders") == 3
+
+
+@pytest.mark.skipif(not SANDBOXED, reason=f"no sandbox here: {availability()}")
+def test_clever_cheats_gain_nothing_and_each_is_on_its_row(graded):
+    """Another clone of the course, a classmate's kernel, tests neutered from inside the
+    kernel, a glob of the hidden folders: each scores what its honest part (the blank
+    release) earns, 0, and the rewiring and every reach outside the walls are named."""
+    course, _, done, rows = graded
+    lines = done.stdout.splitlines()
+    for student in ("oscar", "peggy", "trent", "victor"):
+        assert points(rows, student) == 0, (student, rows[student])
+    assert any(line.startswith("oscar: sandbox blocked: tried to read") and
+               "another-clone-" in line and "solutions/week5/week5.ipynb" in line
+               for line in lines), lines
+    assert "sandbox blocked" in rows["oscar"]["note"]
+    snooped = (course / "autograded" / "peggy" / "week5" / "week5.ipynb").read_text()
+    assert "classmates found: []" in snooped  # its own processes only
+    assert any(line.startswith("trent: rewired the kernel's") and "ast_transformers" in line
+               and "sys.stderr" in line for line in lines), lines
+    assert "rewired the kernel" in rows["trent"]["note"]
+    victor = [line.split(" (")[0] for line in lines if line.startswith("victor: sandbox")]
+    assert any(line.startswith(("victor: sandbox blocked: tried to list",
+                                "victor: sandbox blocked: tried to look up"))
+               and line.endswith("/solutions") for line in victor), victor
+    assert any(line.startswith("victor: sandbox blocked: tried to look up")
+               and line.endswith("/rubrics") for line in victor), victor
+    honest = [line for line in lines if line.startswith(("alice", "bob", "carol", "dave"))]
+    assert not [line for line in honest if "sandbox blocked" in line or "rewired" in line]

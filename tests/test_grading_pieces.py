@@ -4,7 +4,6 @@ tests, rubrics, the CSV's "not yet graded", the time budget and the sandbox (a r
 from __future__ import annotations
 
 import ast
-import os
 import re
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from course.grading.sandbox import (
     GradingExecute,
     SandboxedKernelManager,
     availability,
-    git_dirs,
     student_of,
 )
 
@@ -109,15 +107,17 @@ def test_the_notebook_budget_stops_every_later_cell_quickly(tmp_path):
 
 
 SNOOP = """
-import os, pathlib, socket, course
+import glob, os, pathlib, socket, course
 repo = pathlib.Path(course.__file__).resolve().parents[1]
 seen = {}
-for name in ["solutions/week5/week5.ipynb", "gradebook.db", "submitted"]:
+for name, p in [("solutions", repo / "solutions/week5/week5.ipynb"),
+                ("gradebook", repo / "gradebook.db"), ("clone", CLONE / "solutions"),
+                ("home", pathlib.Path("/root"))]:
     try:
-        p = repo / name
         seen[name] = sorted(os.listdir(p)) if p.is_dir() else len(p.read_bytes())
     except OSError as error:
         seen[name] = type(error).__name__
+seen["glob"] = glob.glob(str(CLONE / "solutions" / "*"))
 for target in [repo / "planted.txt", pathlib.Path("mine.txt")]:
     try:
         target.write_text("x"); seen[target.name] = "written"
@@ -128,47 +128,66 @@ try:
 except OSError as error:
     seen["net"] = type(error).__name__
 seen["uid"] = os.getuid()
-seen["git"] = [sorted(os.listdir(p)) for p in GITDIRS if os.path.isdir(p)]
-try:
-    seen["views"] = os.listdir("/run/course-grading/.views")
-except OSError as error:
-    seen["views"] = type(error).__name__
+seen["processes"] = [open(f"/proc/{pid}/cmdline").read().split(chr(0))[0]
+                     for pid in os.listdir("/proc") if pid.isdigit()]
+seen["course"] = sorted(os.listdir(repo))
 print(seen)
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox drops privileges: it needs root")
-def test_a_sandboxed_kernel_sees_no_solutions_cannot_write_and_has_no_network(tmp_path,
-                                                                             monkeypatch):
+@pytest.fixture
+def another_clone():
+    """A copy of the course's solutions at a world-readable path, as another instructor's
+    clone (or a classmate's download) would be."""
+    import shutil
+    import tempfile
+
+    clone = Path(tempfile.mkdtemp(prefix="another-clone-"))
+    clone.chmod(0o755)
+    shutil.copytree(REPO / "solutions" / "week5", clone / "solutions" / "week5")
+    yield clone
+    shutil.rmtree(clone)
+
+
+@pytest.mark.skipif(bool(availability()), reason=f"no sandbox here: {availability()}")
+def test_a_sandboxed_kernel_reaches_only_what_it_is_allowed(tmp_path, monkeypatch,
+                                                             another_clone):
+    """The allow-list: no solutions, gradebook, other clone or home folder; its own
+    processes only; no network; writes only in its scratch folder; every attempt logged,
+    a lookup (``is_dir``) and a glob included."""
     log = tmp_path / "sandbox.log"
     monkeypatch.setenv("COURSE_GRADING_NOTES", str(log))
-    assert availability() == ""
     where = tmp_path / "autograded" / "mallory" / "week5"
     where.mkdir(parents=True)
-    gitdirs = [str(p) for p in git_dirs(REPO)]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        f"GITDIRS = {gitdirs!r}\n{SNOOP}")])
+        f"import pathlib\nCLONE = pathlib.Path({str(another_clone)!r})\n{SNOOP}")])
     NotebookClient(nb, kernel_manager_class=SandboxedKernelManager, timeout=60,
                    resources={"metadata": {"path": str(where)}}).execute()
     seen = ast.literal_eval(nb.cells[0].outputs[0].text)
-    assert seen["solutions/week5/week5.ipynb"] == "FileNotFoundError"
-    # No gradebook in the repository (a fresh clone), or an instructor's (after `make
-    # release`) covered by an empty file only root may read: nothing either way.
-    assert seen["gradebook.db"] in ("FileNotFoundError", "PermissionError", 0)
-    assert seen["submitted"] in ([], "FileNotFoundError")
-    assert seen["planted.txt"] == "OSError" and not (REPO / "planted.txt").exists()
-    assert seen["mine.txt"] == "written" and seen["net"] == "OSError" and seen["uid"] != 0
-    assert all(listing == [] for listing in seen["git"])  # a worktree's history is hidden too
-    assert seen["views"] in ([], "PermissionError", "FileNotFoundError")
+    assert seen["solutions"] == seen["gradebook"] == seen["clone"] == "FileNotFoundError"
+    assert seen["home"] in ("FileNotFoundError", [".pyenv"], []), seen["home"]
+    assert seen["glob"] == [] and set(seen["course"]) <= {"course", ".venv"}, seen["course"]
+    assert seen["planted.txt"] in ("OSError", "PermissionError", "FileNotFoundError")
+    assert not (REPO / "planted.txt").exists()
+    # a network namespace of its own: loopback only, where nothing of the machine listens
+    assert seen["mine.txt"] == "written" and seen["uid"] != 0
+    assert seen["net"] in ("OSError", "ConnectionRefusedError")
+    assert len(seen["processes"]) <= 3 and not any(
+        "ipykernel" in p or "pytest" in p for p in seen["processes"]), seen["processes"]
     lines = log.read_text().splitlines()
-    assert any(line.startswith("mallory: sandbox blocked: tried to read")
-               and "solutions/week5/week5.ipynb" in line for line in lines), lines
-    assert any("planted.txt" in line for line in lines), lines
+    said = "\n".join(lines)
+    assert all(line.startswith("mallory: sandbox blocked: ") for line in lines), lines
+    assert f"tried to look up {another_clone}/solutions " in said, said
+    assert f"tried to list {another_clone}/solutions/*" in said, said
+    assert "tried to read" in said and "solutions/week5/week5.ipynb" in said, said
+    assert "planted.txt" in said and "mine.txt" not in said
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="as root the sandbox is available")
-def test_a_normal_user_is_told_what_isolation_there_is():
-    assert "not root" in availability() and "time budget" in availability()
+def test_without_bubblewrap_the_reason_is_one_sentence(monkeypatch):
+    from course.grading import jail
+
+    monkeypatch.setattr(jail, "bwrap", lambda: None)
+    assert jail.works().startswith("bubblewrap is not installed (Debian: apt-get install")
 
 
 def test_the_hub_environment_of_a_folder_that_is_no_checkout_says_so(tmp_path, monkeypatch):
@@ -216,3 +235,86 @@ def test_bad_roster_and_due_date_are_one_line_errors_that_write_nothing(tmp_path
     with pytest.raises(GradingError, match="is not a date"):
         set_due_date(1, "next friday-ish", REPO, url)
     assert not (tmp_path / "gradebook.db").exists()
+
+
+def test_feedback_never_quotes_a_hidden_test_or_names_a_grading_folder():
+    """A forked worker's traceback, printed on stderr by a hidden test, quotes the test's
+    line and the grader's paths: the feedback keeps only its last line."""
+    import sys
+
+    hidden = 'guarded("s2", "pay", lambda amount, idem_key: kill_self(), {"amount": 7},'
+    test = _cell(f"assert visible_ok()\n{BEGIN}\n{hidden}\n    store)\n### END HIDDEN TESTS\n")
+    worker = (f"Traceback (most recent call last):\n  File \"{REPO}/course/crash/harness.py\", "
+              f"line 9, in run\n    {hidden}\n  File \"{sys.prefix}/lib/x.py\", line 2\n"
+              "ChildCrashed: the worker was killed\nafter the crash: 1 charge\n")
+    test.outputs = [nbformat.v4.new_output("stream", name="stderr", text=worker)]
+    answer = _cell("print(open('data.csv').name)")
+    answer.outputs = [nbformat.v4.new_output("stream", name="stdout",
+                                             text="/run/course-grading/ada-x1/data.csv\n")]
+    out, _ = HideHiddenTests().preprocess(nbformat.v4.new_notebook(cells=[test, answer]), {})
+    text = out.cells[0].outputs[0].text
+    assert text == "ChildCrashed: the worker was killed\nafter the crash: 1 charge\n", text
+    assert out.cells[1].outputs[0].text == "…/ada-x1/data.csv\n"
+
+
+NEUTER = r'''
+import ast, io, sys
+class Swallow(ast.NodeTransformer):
+    def visit_Module(self, node):
+        catch = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None,
+                                  body=[ast.Pass()])
+        return ast.fix_missing_locations(ast.Module(
+            body=[ast.Try(body=node.body or [ast.Pass()], handlers=[catch], orelse=[],
+                          finalbody=[])], type_ignores=[]))
+get_ipython().ast_transformers.append(Swallow())
+sys.stderr = io.StringIO()
+'''
+# A thread that puts the transformer back whenever the grader takes it away.
+STUBBORN = NEUTER + r'''
+import threading, time
+def keep():
+    while True:
+        if not get_ipython().ast_transformers:
+            get_ipython().ast_transformers.append(Swallow())
+        time.sleep(0.0005)
+threading.Thread(target=keep, daemon=True).start()
+'''
+HONEST = """from __future__ import annotations
+import matplotlib.pyplot as plt
+plt.plot([1, 2]); plt.close()
+"""
+
+
+def _graded_cells(first: str, tmp_path, student: str = "eve"):
+    def test(source: str, grade_id: str):
+        return _cell(source, nbgrader={"grade": True, "solution": False, "locked": True,
+                                       "grade_id": grade_id, "points": 1})
+    answer = _cell(first, nbgrader={"grade": False, "solution": True, "locked": False,
+                                    "grade_id": "answer"})
+    nb = nbformat.v4.new_notebook(cells=[answer, test("assert False, 'wrong'", "t1"),
+                                         test("x = 1\nassert x == 1", "t2")])
+    where = tmp_path / "autograded" / student / "week5"
+    where.mkdir(parents=True)
+    GradingExecute(timeout=30, sandbox="off").preprocess(nb, {"metadata": {"path": str(where)}})
+    return [[o.get("ename") for o in c.outputs if o.get("output_type") == "error"]
+            for c in nb.cells[1:]], nb
+
+
+@pytest.mark.parametrize("cheat", [NEUTER, STUBBORN], ids=["transformer", "thread"])
+def test_a_notebook_cannot_neuter_its_tests_and_is_named(cheat, tmp_path, monkeypatch):
+    notes = tmp_path / "notes.log"
+    monkeypatch.setenv("COURSE_GRADING_NOTES", str(notes))
+    errors, _ = _graded_cells(cheat, tmp_path)
+    assert errors[0], "the failing test must fail"
+    said = notes.read_text()
+    assert said.startswith("eve: rewired the kernel's ") and "ast_transformers" in said, said
+    if cheat is NEUTER:
+        assert errors == [["AssertionError"], []] and "sys.stderr" in said
+
+
+def test_an_honest_notebook_is_not_called_a_rewirer(tmp_path, monkeypatch):
+    notes = tmp_path / "notes.log"
+    monkeypatch.setenv("COURSE_GRADING_NOTES", str(notes))
+    errors, _ = _graded_cells(HONEST, tmp_path)
+    assert errors == [["AssertionError"], []]
+    assert not notes.exists() or notes.read_text() == ""

@@ -17,7 +17,7 @@ It promises:
   be (no notebook, invalid JSON) is reported and exported with a note, not skipped
   silently, and does not stop the others;
 - each line printed names the student it is about; a progress bar on stderr;
-- kernels run sandboxed when root (:mod:`course.grading.sandbox`); the blocked
+- kernels run sandboxed wherever bubblewrap works (:mod:`course.grading.sandbox`); the blocked
   attempts are printed, prefixed with the student;
 - autograded notebooks go to ``autograded/`` (with rubric cells for graders),
   feedback to ``feedback/``, the CSV to ``grades/weekN.csv``; nbgrader's chatter
@@ -51,7 +51,7 @@ from course.grading.instructor import (
     tools_on_path,
 )
 from course.grading.merge import Merged, ensure_tables, merge_student, set_note
-from course.grading.sandbox import availability, hidden_paths
+from course.grading.sandbox import availability
 from course.grading.speedups import throwaway_gradebook
 
 WORKER = """
@@ -248,12 +248,12 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
         except GradingError as error:
             notes[student] = f"not graded: {error}"
             print(f"{student}: NOT GRADED: {error}")
-    env = _worker_env(repo, sandbox)
+    env = _worker_env(sandbox)
     logs = repo / GRADES_DIR / f"week{week}-log"
     logs.mkdir(parents=True, exist_ok=True)
     groups = split(sorted(gradable), workers or os.cpu_count() or 1) if gradable else []
     print(f"grading {len(gradable)} submission(s) of week{week} with {len(groups)} worker(s); "
-          f"sandbox: {(env.get('COURSE_GRADING_SANDBOX') == '1' and 'on') or 'off'}", flush=True)
+          f"sandbox: {env['COURSE_GRADING_SANDBOX']}", flush=True)
     failed = False
     said: list[str] = []
     merged: list[Merged] = []
@@ -354,16 +354,15 @@ def _after_merge(week: int, repo: Path, url: str, merged: list[Merged], config) 
     return lines
 
 
-def _worker_env(repo: Path, sandbox: str) -> dict[str, str]:
+def _worker_env(sandbox: str) -> dict[str, str]:
     env = tools_on_path(dict(os.environ))
     problem = availability()
     if sandbox == "on" and problem:
         raise GradingError(f"--sandbox on, but {problem}")
     if sandbox == "on" or (sandbox == "auto" and not problem):
-        env["COURSE_GRADING_SANDBOX"] = "1"
-        env["COURSE_SANDBOX_HIDE"] = os.pathsep.join(hidden_paths(repo))
+        env["COURSE_GRADING_SANDBOX"] = "on"
     else:
-        env.pop("COURSE_GRADING_SANDBOX", None)
+        env["COURSE_GRADING_SANDBOX"] = "off"
         if sandbox == "auto":
             print(f"sandbox: off ({problem})", flush=True)
     return env
@@ -424,8 +423,11 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     mine = list(dict.fromkeys(line for line in blocked if line.startswith(f"{student}: ")))
     lines += mine
     stopped = [line for line in mine if " sandbox blocked" in line]
+    rewired = [line for line in mine if " rewired the kernel" in line]
     if stopped:
         notes.append(f"sandbox blocked {len(stopped)} attempt(s)")
-    if len(stopped) < len(mine):
+    if rewired:
+        notes.append("rewired the kernel's hooks (put back before each test)")
+    if len(stopped) + len(rewired) < len(mine):
         notes.append("test cells edited or deleted (put back)")
     return lines, "; ".join(notes)

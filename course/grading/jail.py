@@ -1,147 +1,123 @@
-"""The inside of the grading sandbox (:mod:`course.grading.sandbox` explains the design).
+"""The grading sandbox's walls: the bubblewrap command that starts a graded kernel.
 
-``python -m course.grading.jail enter PLAN`` runs as root inside fresh mount and network
-namespaces: it hides the paths in the plan behind empty read-only mounts, makes /dev/shm
-private, makes every other mount (/tmp included) read-only except the scratch folder,
-drops to the plan's account and execs the kernel. ``... kernel PLAN -f FILE`` (what the
-kernel command becomes) installs :func:`log_attempts` and starts ipykernel.
+:mod:`course.grading.sandbox` explains the design; this module only builds the command
+line. The sandbox is an **allow-list**, built by bubblewrap (``bwrap``, the sandbox
+Flatpak uses; Debian's ``bubblewrap``): the kernel starts in an empty root file system
+that holds only what :func:`allowed_paths` lists, and new user, PID, network, IPC and
+UTS namespaces of its own. So it sees
 
-This module imports nothing heavy (no nbgrader): it runs once per kernel start. What
-lies in a private folder (``/root``, a 0700 temporary folder) is put back for the account
-by :func:`course.storage.reach.expose`, an allow-list of the interpreter, the virtualenv
-and the ``course`` package.
+- the system, read-only: ``/usr`` (and the ``/bin``, ``/lib``... links or folders
+  into it), ``/etc`` and ``/sys``;
+- the interpreter and the course's environment (the virtualenv and every folder its
+  links lead to) and the ``course`` package folder, read-only: not the repository it
+  sits in, so no ``solutions/``, ``rubrics/``, gradebook, ``.git`` or other student's
+  submission, and no other folder of the machine (another clone of the course, a home
+  folder, the instructor's files);
+- a fresh ``/proc`` (its own processes only), a minimal ``/dev``, private ``/tmp`` and
+  ``/dev/shm``;
+- its scratch folder (its working folder and ``HOME``, writable), and the write end of
+  the attempts pipe (:data:`ATTEMPTS_INSIDE`), which the grader reads.
+
+Nothing here runs as root: as root the sandbox first drops to an account of the
+kernel's own (:mod:`course.grading.sandbox`), then bubblewrap uses an unprivileged
+user namespace, exactly as it does for an instructor who is not root.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from course.storage.reach import expose
+from course.storage.reach import with_link_targets
 
-# /dev/shm gets a private tmpfs. /tmp stays visible (read-only): the interpreter, the
-# course package or the course being graded may live there (a fresh clone, CI).
-PRIVATE_TMP = ("/dev/shm",)
-ATTEMPTS = "attempts.log"
-
-
-# ---------------------------------------------- inside the namespaces, as root
-def _mount(*args: str) -> None:
-    subprocess.run(["mount", *args], check=True, capture_output=True)
+ATTEMPTS_INSIDE = "/run/grading/attempts"
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM = ("/usr", "/etc", "/sys")  # /sys: what numpy and psutil read about the CPUs
+PACKAGE = Path(__file__).resolve().parents[1]  # course/
+INSIDE_ONLY = ("/proc", "/dev", "/tmp", "/run/grading")
 
 
-def _mount_points() -> list[str]:
-    points = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        point = line.split()[4].replace("\\040", " ")
-        points.append(point)
-    return points
+def bwrap() -> str | None:
+    """The ``bwrap`` program, or None."""
+    return shutil.which("bwrap")
 
 
-def enter(plan: dict) -> None:
-    """Build the sandbox (mounts), drop to the account, then exec the kernel."""
-    scratch = Path(plan["scratch"])
-    uid, gid = plan["uid"], plan["gid"]
-    connection = scratch / "kernel.json"
-    shutil.copyfile(plan["connection_file"], connection)
-    os.chown(connection, uid, gid)
-    origin = Path(plan["origin"] or ".")
-    for item in origin.iterdir() if origin.is_dir() else []:  # the submission's data files
-        if item.is_file() and item.suffix != ".ipynb":
-            shutil.copy2(item, scratch / item.name)
-            os.chown(scratch / item.name, uid, gid)
-    for name in plan.get("seed", []):  # the grader's matplotlib font list (see sandbox.py)
-        if os.path.isfile(name):
-            shutil.copy2(name, scratch / "tmp" / os.path.basename(name))
-            os.chown(scratch / "tmp" / os.path.basename(name), uid, gid)
-    blank = scratch.parent / ".blank"  # an empty file only root may read, to cover files
-    if not blank.exists():
-        blank.touch(mode=0o000)
-    hide = [(p, os.path.isdir(p)) for p in plan["hide"] if os.path.lexists(p)]
-    _mount("--bind", str(scratch), str(scratch))
-    expose(plan.get("expose", []), scratch.parent)  # the interpreter, venv, course package
-    for tmp in PRIVATE_TMP:
-        if os.path.isdir(tmp) and not str(scratch).startswith(tmp + "/"):
-            _mount("-t", "tmpfs", "-o", "mode=1777,size=64m,nosuid,nodev", "tmpfs", tmp)
-    keep_writable = {str(scratch), *PRIVATE_TMP, "/proc", "/sys", "/dev"}
-    for point in _mount_points():
-        if point in keep_writable or point.startswith(("/proc/", "/sys/", "/dev/")):
-            continue
-        subprocess.run(["mount", "-o", "remount,bind,ro", point], capture_output=True)
-    for path, is_dir in hide:
-        if is_dir:
-            _mount("-t", "tmpfs", "-o", "ro,mode=755,size=4k", "tmpfs", path)
-        else:
-            _mount("--bind", str(blank), path)
-            subprocess.run(["mount", "-o", "remount,bind,ro", path], capture_output=True)
-    os.setgroups([])
-    os.setgid(gid)
-    os.setuid(uid)
-    os.chdir(scratch)
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("COURSE_SANDBOX", "JPY_", "JUPYTER_RUNTIME"))}
-    env.update(HOME=str(scratch), TMPDIR=str(scratch / "tmp"), USER=plan["user"],
-               MPLCONFIGDIR=str(scratch / "tmp"), IPYTHONDIR=str(scratch / ".ipython"),
-               JUPYTER_RUNTIME_DIR=str(scratch / "runtime"))
-    kernel = [str(connection) if arg == plan["connection_file"] else arg
-              for arg in plan["kernel"]]
-    if "-m" in kernel and kernel[kernel.index("-m") + 1] == "ipykernel_launcher":
-        at = kernel.index("-m")
-        kernel[at:at + 2] = ["-m", "course.grading.jail", "kernel",
-                             json.dumps({"hide": plan["hide"], "scratch": str(scratch)})]
-    os.execve(kernel[0], kernel, env)
+def works(user: int | None = None, group: int | None = None) -> str:
+    """'' when bubblewrap can build a sandbox here, else one sentence saying why not.
+
+    Args:
+        user, group: try it as this uid and gid (root only); default: as the caller.
+    """
+    program = bwrap()
+    if not program:
+        return ("bubblewrap is not installed (Debian: apt-get install bubblewrap; `make "
+                "grade` installs it when run as root)")
+    as_other = {"user": user, "group": group, "extra_groups": []} if user is not None else {}
+    done = subprocess.run([program, "--unshare-all", "--unshare-user", "--die-with-parent",
+                           "--ro-bind", "/", "/", "true"], capture_output=True, text=True,
+                          **as_other)
+    if done.returncode:
+        return ("bubblewrap cannot create a user namespace here "
+                f"({done.stderr.strip()[:160] or done.returncode}); unprivileged user "
+                "namespaces are turned off on this machine")
+    return ""
 
 
-# ------------------------------------------------------- inside the kernel, as the account
-def log_attempts(hide: list[str], scratch: str, log: Path) -> None:
-    """Install an audit hook that appends to ``log`` every attempt to open or list a
-    hidden path, and every attempt to write outside ``scratch`` and the private /dev/shm."""
-    hidden = tuple(os.path.realpath(p) for p in hide)
-    writable = (os.path.realpath(scratch), *PRIVATE_TMP, "/dev/null")
-    out = open(log, "a", buffering=1)  # noqa: SIM115 - open for the kernel's lifetime
-
-    def hook(event: str, args: tuple) -> None:
-        if event not in ("open", "os.listdir", "os.scandir", "sqlite3.connect"):
-            return
-        path = args[0] if args else None
-        if isinstance(path, os.PathLike):
-            path = os.fspath(path)
-        if isinstance(path, bytes):
-            path = path.decode(errors="replace")
-        if not isinstance(path, str) or path.startswith(str(log)):
-            return
-        full = os.path.realpath(path)
-        mode = args[1] if event == "open" and len(args) > 1 else "r"
-        mode = "r+" if event == "sqlite3.connect" else mode
-        writing = isinstance(mode, str) and any(m in mode for m in "wax+")
-        flags = args[2] if event == "open" and len(args) > 2 else 0
-        writing = writing or bool(isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR))
-        if full.startswith(hidden) or any(full == h for h in hidden):
-            out.write(f"tried to {'write' if writing else 'read'} {full}\n")
-        elif writing and not full.startswith(writable):
-            out.write(f"tried to write {full} (outside its scratch folder)\n")
-
-    sys.addaudithook(hook)
+def environment_paths() -> list[str]:
+    """The interpreter, the virtualenv and the ``course`` package folder. ``PYTHONPATH``
+    entries count only where they hold no course repository (a folder that contains the
+    package is replaced by the package folder itself)."""
+    python_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    safe = [p for p in python_path
+            if not (Path(p).resolve() / "course").is_dir()
+            and not (Path(p).resolve() / "solutions").exists()]
+    return list(dict.fromkeys([sys.base_prefix, sys.prefix, str(Path(sys.executable).parent),
+                               str(PACKAGE), *safe]))
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["enter"]:
-        enter(json.loads(args[1]))
-    elif args[:1] == ["kernel"]:
-        plan = json.loads(args[1])
-        log_attempts(plan["hide"], plan["scratch"], Path(plan["scratch"]) / ATTEMPTS)
-        sys.argv = [sys.argv[0], *args[2:]]
-        from ipykernel import kernelapp
-
-        kernelapp.launch_new_instance()
-    else:
-        raise SystemExit("usage: python -m course.grading.jail enter PLAN | kernel PLAN -f FILE")
+def allowed_paths() -> list[str]:
+    """Every path of the machine a graded kernel may read, besides its scratch folder:
+    the system, then the environment with the folders its links lead to (skipping what
+    the system folders already hold)."""
+    extra = [p for p in with_link_targets(environment_paths()) if os.path.exists(p)]
+    extra = [p for p in extra if not p.startswith(tuple(s + "/" for s in SYSTEM))
+             and p not in SYSTEM]
+    return [*SYSTEM, *dict.fromkeys(extra)]
 
 
-if __name__ == "__main__":
-    main()
+def roots_inside(scratch: str) -> list[str]:
+    """What exists inside the sandbox: the attempts log counts any access elsewhere."""
+    return [*allowed_paths(), *INSIDE_ONLY, scratch,
+            *(p for p in SYSTEM_LINKS if os.path.lexists(p))]
+
+
+def command(kernel: list[str], *, scratch: str, attempts: str,
+            uid: int | None = None, gid: int | None = None) -> list[str]:
+    """The bubblewrap command that runs ``kernel`` in the sandbox.
+
+    Args:
+        kernel: the kernel's command line (paths as seen inside: they are the same).
+        scratch: the kernel's own folder (bound read-write at the same path).
+        attempts: the FIFO the grader reads, bound read-only at :data:`ATTEMPTS_INSIDE`
+            (a FIFO on a read-only mount can still be opened for writing).
+        uid, gid: the ids inside the sandbox (default: the caller's own).
+    """
+    args = [bwrap() or "bwrap", "--unshare-all", "--unshare-user", "--die-with-parent",
+            "--hostname", "grading"]
+    if uid is not None:
+        args += ["--uid", str(uid), "--gid", str(gid if gid is not None else uid)]
+    for top in SYSTEM_LINKS:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--tmpfs", "/tmp"]
+    for path in allowed_paths():  # after /tmp: an environment may live below it
+        args += ["--ro-bind", path, path]
+    args += ["--bind", scratch, scratch, "--ro-bind", attempts, ATTEMPTS_INSIDE,
+             "--remount-ro", "/", "--chdir", scratch, "--", *kernel]
+    return args

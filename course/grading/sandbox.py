@@ -1,93 +1,264 @@
 """Run a student's notebook kernel where it cannot cheat, and within a time budget.
 
-Two pieces, both switched on from ``nbgrader_config.py`` (``Autograde`` uses
-:class:`GradingExecute` in place of nbgrader's ``Execute``):
+Three pieces, switched on from ``nbgrader_config.py`` (``Autograde`` uses
+:class:`GradingExecute` in place of nbgrader's ``Execute``), so ``make grade``,
+``make check`` and the hub's formgrader grade alike:
 
 **A whole-notebook time budget.** :class:`GradingExecute` keeps nbgrader's per-cell
 limit and adds ``notebook_budget`` seconds for the whole notebook: once it is spent,
 every remaining cell gets ``min_cell_s`` (a second by default) before it is stopped
 and graded as failed. One student whose helper loops forever costs at most
 the budget plus a second per remaining cell, and the cells that need no loop still
-score. ``COURSE_NOTEBOOK_BUDGET`` overrides the budget. Each kernel's ``TMPDIR`` is a
-folder of the notebook's own, removed when the notebook is graded.
+score. ``COURSE_NOTEBOOK_BUDGET`` overrides the budget.
 
-**A sandboxed kernel** (``COURSE_GRADING_SANDBOX=1``, set by ``make grade`` when it
-runs as root). :class:`SandboxedKernelManager` starts each kernel through
-``unshare --mount --net`` and :mod:`course.grading.jail`,
-which, still root inside the new namespaces:
+**Tests the notebook cannot neuter** (always on). Every kernel starts through
+:mod:`course.grading.kernel`, which snapshots the hooks a notebook could rewire
+(:mod:`course.grading.intact`). Before and after every test cell the grader asks the
+kernel, through a channel no transformer sees, to put them back and to prove it did
+(a secret only the grader and the untouched check know). A test cell that did not
+run to its last line, that ran while something rewired the kernel, or whose check gave
+no valid proof, is graded as failed, with a message saying why; rewiring is named on
+the student's row (``COURSE_GRADING_NOTES``).
 
-- hides what a submission must not see behind empty read-only mounts: the
-  repository's ``solutions/``, ``rubrics/``, ``.git/``, ``submitted/``, ``autograded/``,
-  ``feedback/``, ``exchange/``, ``grades/`` and ``gradebook.db`` (and a worktree's
-  real git directories), plus any path in ``COURSE_SANDBOX_HIDE``; the grading course
-  folders live in ``/tmp`` folders only root can enter; ``/dev/shm`` becomes private;
-- makes every other mount read-only (``/tmp`` included), except the kernel's own
-  scratch folder;
-- leaves no network (a new network namespace with no interface up; the kernel talks to
-  nbgrader over Unix sockets in its scratch folder);
-- drops to the unprivileged account of :func:`course.storage.accounts.unprivileged_account`
-  (the one the Postgres server and the student check use), with no supplementary
-  groups, ``HOME`` and the working folder set to the scratch folder;
-- starts the kernel with an audit hook (:func:`course.grading.jail.log_attempts`)
-  that records every attempt to open or list a hidden path, or to write outside
-  scratch; the manager copies those lines, prefixed with the student's name,
-  to ``COURSE_GRADING_NOTES``.
+**The sandbox: an allow-list** (``GradingExecute.sandbox``: ``auto``, the course's
+setting, sandboxes wherever bubblewrap works; ``COURSE_GRADING_SANDBOX=on|off``
+overrides it; ``make check`` turns it off, ``make grade`` on when it can).
+:class:`SandboxedKernelManager` starts each kernel with bubblewrap in an empty root
+that holds only the system, the interpreter, the virtualenv and the ``course`` package
+read-only, and the kernel's own scratch folder (:mod:`course.grading.jail` lists it),
+in new user, PID, network, IPC and UTS namespaces: no other copy of the course, no home
+folder, no other kernel's processes or files, no network. As root, each kernel first
+becomes an account of its own (a fresh uid, with no supplementary groups; what it needs
+below a private folder is exposed by :mod:`course.storage.reach`); as any other
+account (an instructor, the hub's formgrader) bubblewrap's unprivileged user namespace
+does the same job. Every attempt to reach a path outside the walls, or to write
+outside the scratch folder, goes down a pipe the grader owns and reads, prefixed with
+the student's name, to ``COURSE_GRADING_NOTES``.
 
-The ``course`` package stays importable (it is read-only). What it cannot do: it does
-not limit memory or CPU (the time budget bounds CPU time per notebook), a student
-can still read world-readable files outside the hidden paths (the system, the
-virtualenv, the ``course`` package), and the attempt log is written by the kernel
-process, so code that bypasses Python's audit hooks (ctypes) is blocked but may go
-unlogged. Without root there is no account to drop to: :func:`availability` says so
-and grading runs unsandboxed.
+What it cannot stop: it bounds neither memory nor processes (the time budget bounds CPU
+time per notebook); a notebook still reads what the walls let in (the system, the
+virtualenv, the ``course`` package and its reference implementations); code that
+bypasses Python (ctypes, a subprocess) is held by the walls but goes unlogged.
 """
 
 from __future__ import annotations
 
+import ast
 import atexit
+import functools
 import json
 import os
+import secrets
 import shutil
-import subprocess
-import sys
+import stat
 import tempfile
 import threading
 import time
 from pathlib import Path
+from queue import Empty
 from typing import ClassVar
 
 from jupyter_client.manager import AsyncKernelManager
-from nbclient.util import run_sync
+from nbclient.util import ensure_async, run_sync
+from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Float, Integer
+from traitlets import Enum, Float, Integer
 
-from course.grading.jail import ATTEMPTS
+from course.grading import jail
 
 REPO = Path(__file__).resolve().parents[2]
-HIDDEN_IN_REPO = ("solutions", "rubrics", ".git", "submitted", "autograded", "feedback",
-                  "exchange", "grades", "gradebook.db")
 SANDBOX_ROOT = Path("/run/course-grading")
+CHECK_TIMEOUT_S = 5
+UIDS = (2_100_000_000, 1 << 24)  # as root: each kernel a fresh uid from this range
 
 
-# --------------------------------------------------------------- the time budget
+# ------------------------------------------------------------ tests that cannot be neutered
+def is_test(cell: NotebookNode) -> bool:
+    """An autograded test cell (nbgrader: graded, no solution)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and meta.get("grade") and not meta.get("solution")
+
+
+def exercise_of(cell: NotebookNode) -> int | None:
+    """The exercise a test cell belongs to, from its first line (``# Exercise 5, ...``)."""
+    first = cell.source.lstrip().split("\n", 1)[0]
+    words = first.lstrip("# ").replace(",", " ").split()
+    if len(words) >= 2 and words[0] == "Exercise" and words[1].isdigit():
+        return int(words[1])
+    return None
+
+
+def week_of(resources: dict | None) -> int | None:
+    """The week nbgrader is grading (its assignment ``weekN``), if it is one."""
+    assignment = str(((resources or {}).get("nbgrader") or {}).get("assignment") or "")
+    return int(assignment[4:]) if assignment.startswith("week") and assignment[4:].isdigit() \
+        else None
+
+
+def answer_sources(nb) -> list[str]:
+    """The source of every answer cell (nbgrader: a solution) of ``nb``."""
+    return [c.source for c in nb.cells if c.cell_type == "code"
+            and c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+
+
+def failed_check(cell: NotebookNode, why: str) -> None:
+    """Make ``cell`` fail (an error output), unless it already failed."""
+    if any(o.get("output_type") == "error" for o in cell.outputs):
+        return
+    cell.outputs.append(NotebookNode({
+        "output_type": "error", "ename": "GradingCheckFailed", "evalue": why,
+        "traceback": [f"GradingCheckFailed: {why}"]}))
+
+
+def note(line: str) -> None:
+    """One line for the student's row (``COURSE_GRADING_NOTES``), if grading keeps notes."""
+    notes = os.environ.get("COURSE_GRADING_NOTES")
+    if notes:
+        with open(notes, "a") as out:
+            out.write(line + "\n")
+
+
+class TestGuard:
+    """The grader's half of :mod:`course.grading.intact`, for one kernel."""
+
+    def __init__(self, executor: Execute, name: str, secret: str, student: str,
+                 week: int | None = None, answers: list[str] | None = None) -> None:
+        self.executor, self.name, self.secret, self.student = executor, name, secret, student
+        self.week, self.answers = week, answers or []
+        self.rewired: dict[str, None] = {}
+        self.silent = False  # the kernel stopped answering checks: ask no more
+
+    async def ask(self, marker: str | None, nonce: str,
+                  watch: tuple[list[str], list[str]] | None = None) -> dict | None:
+        """The kernel's check, proved; None when it gave no valid answer."""
+        from course.grading.intact import proof
+
+        if self.silent:
+            return None
+        kc, km = self.executor.kc, self.executor.km
+        expression = f"__import__('sys').{self.name}({nonce!r}, {marker!r}, {watch!r})"
+        msg_id = kc.execute("", silent=True, store_history=False,
+                            user_expressions={"check": expression})
+        deadline = time.monotonic() + CHECK_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                msg = await ensure_async(kc.shell_channel.get_msg(timeout=0.5))
+            except Empty:
+                if not await ensure_async(km.is_alive()):
+                    break
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            found = msg["content"].get("user_expressions", {}).get("check", {})
+            try:
+                answer = ast.literal_eval(found["data"]["text/plain"])
+                if answer["proof"] == proof(self.secret, nonce, answer["rewired"],
+                                            answer["ran"], answer["delegated"]):
+                    return answer
+            except (KeyError, TypeError, ValueError, SyntaxError):
+                pass
+            return None
+        self.silent = True
+        return None
+
+    async def run(self, cell: NotebookNode, execute) -> NotebookNode:
+        """Run test ``cell`` with the kernel's hooks put back before, checked after, and
+        its exercise's references watched (:mod:`course.grading.references`)."""
+        from course.grading.references import message, references
+
+        refs = references(self.week, exercise_of(cell))
+        before = await self.ask(None, secrets.token_hex(16),
+                                (list(refs), self.answers) if refs else None)
+        if before:
+            self.rewired.update(dict.fromkeys(before["rewired"]))
+        nonce, marker = secrets.token_hex(16), f"_grading_ran_{secrets.token_hex(6)}"
+        source = cell.source
+        cell.source = f"{source}\n{marker} = {nonce[:16]!r}"
+        try:
+            result = await execute()
+        finally:
+            cell.source = source
+        after = await self.ask(marker, nonce)
+        if after is None:
+            failed_check(cell, "the grader could not check that this test ran (the kernel "
+                               "did not answer its check, or answered it falsely)")
+        elif after["rewired"]:
+            failed_check(cell, "something rewired the kernel while this test ran ("
+                               + ", ".join(after["rewired"]) + ")")
+            self.rewired.update(dict.fromkeys(after["rewired"]))
+        elif not after["ran"]:
+            failed_check(cell, "this test did not run to its end: something in the "
+                               "notebook changed how cells run")
+        if after and after["delegated"]:
+            failed_check(cell, message(after["delegated"]))
+            note(f"{self.student}: exercise {exercise_of(cell)} calls the course's "
+                 f"reference {', '.join(after['delegated'])}: scored 0")
+        return result
+
+    def report(self) -> None:
+        if self.rewired:
+            note(f"{self.student}: rewired the kernel's " + ", ".join(self.rewired)
+                 + " (put back before each test)")
+
+
+class GradingKernelManager(AsyncKernelManager):
+    """Starts ipykernel through :mod:`course.grading.kernel` (the test guard, no walls)."""
+
+    def _guard_plan(self, folder: Path) -> dict:
+        self.guard_name = f"_grading_check_{secrets.token_hex(8)}"
+        self.guard_secret = secrets.token_hex(32)
+        secret_file = folder / f".grading-{secrets.token_hex(8)}"
+        fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(self.guard_secret)
+        self._secret_file = secret_file
+        return {"guard": self.guard_name, "secret_file": str(secret_file)}
+
+    def _kernel_command(self, cmd: list[str], plan: dict) -> list[str]:
+        if "-m" in cmd and cmd[cmd.index("-m") + 1] == "ipykernel_launcher":
+            at = cmd.index("-m")
+            return [*cmd[:at], "-m", "course.grading.kernel", json.dumps(plan),
+                    *cmd[at + 2:]]
+        raise RuntimeError(f"a graded kernel must be ipykernel, not {cmd[:3]}")
+
+    async def _async_pre_start_kernel(self, **kw):
+        cmd, kw = await super()._async_pre_start_kernel(**kw)
+        self.student = student_of(kw.get("cwd"))
+        plan = self._guard_plan(Path(tempfile.gettempdir()))
+        return self._kernel_command(cmd, plan), kw
+
+    async def _async_cleanup_resources(self, restart: bool = False):
+        await super()._async_cleanup_resources(restart=restart)
+        secret_file = getattr(self, "_secret_file", None)
+        if secret_file is not None:
+            secret_file.unlink(missing_ok=True)  # a kernel that died before reading it
+
+
+# --------------------------------------------------------------------- the time budget
 class GradingExecute(Execute):
-    """nbgrader's Execute with a whole-notebook time budget and an optional sandbox."""
+    """nbgrader's Execute with a whole-notebook time budget, the test guard and, where
+    it can, the sandbox."""
 
     notebook_budget = Integer(
         0, help="seconds for the whole notebook (0: no budget, only the per-cell limit)",
     ).tag(config=True)
     min_cell_s = Float(1.0, help="time left to each cell once the budget is spent").tag(
         config=True)
+    sandbox = Enum(["auto", "on", "off"], "off", help="run each kernel in the sandbox: "
+                   "'auto' wherever bubblewrap works; COURSE_GRADING_SANDBOX overrides"
+                   ).tag(config=True)
 
     def __init__(self, *args, **kwargs):
-        if sandbox_requested():
-            kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
         self._started = time.monotonic()
         self._cell_error = dict(self.error_on_timeout or {})
 
     def preprocess(self, nb, resources=None, km=None):
         self._started = time.monotonic()
+        if km is None:
+            self.kernel_manager_class = (SandboxedKernelManager if sandboxed(self.sandbox)
+                                         else GradingKernelManager)
+        self._guard = None
         # The kernel's temporary files go to a folder of this notebook's own, removed once
         # the kernel is gone: grading shuts kernels down at once (nbgrader_config.py), so
         # the exit handlers that tidy a notebook's scratch folder never run. The sandbox
@@ -95,14 +266,34 @@ class GradingExecute(Execute):
         with tempfile.TemporaryDirectory(prefix="grading-tmp-",
                                          ignore_cleanup_errors=True) as kernel_tmp:
             self._kernel_tmp = kernel_tmp
-            return super().preprocess(nb, resources, km)
+            try:
+                return super().preprocess(nb, resources, km)
+            finally:
+                if self._guard is not None:
+                    self._guard.report()
 
     async def async_start_new_kernel(self, **kwargs):
-        if not sandbox_requested() and getattr(self, "_kernel_tmp", None):
+        if self.kernel_manager_class is not SandboxedKernelManager and getattr(
+                self, "_kernel_tmp", None):
             kwargs.setdefault("env", {**os.environ, "TMPDIR": self._kernel_tmp})
         return await super().async_start_new_kernel(**kwargs)
 
     start_new_kernel = run_sync(async_start_new_kernel)  # nbclient binds its own otherwise
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None,
+                                 store_history=True):
+        km = self.km
+        if not is_test(cell) or not hasattr(km, "guard_name"):
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        if self._guard is None:
+            self._guard = TestGuard(self, km.guard_name, km.guard_secret,
+                                    getattr(km, "student", "?"), week_of(self.resources),
+                                    answer_sources(self.nb))
+        return await self._guard.run(cell, functools.partial(
+            super().async_execute_cell, cell, cell_index, execution_count, store_history))
+
+    execute_cell = run_sync(async_execute_cell)
 
     @property
     def budget_s(self) -> int:
@@ -133,32 +324,200 @@ class GradingExecute(Execute):
         return max(int(left), int(self.min_cell_s), 1)
 
 
-# ------------------------------------------------------------------ the sandbox
-def sandbox_requested() -> bool:
-    return os.environ.get("COURSE_GRADING_SANDBOX") == "1"
 
 
+# ------------------------------------------------------------------------ the sandbox
+def sandboxed(configured: str = "off") -> bool:
+    """Whether kernels are to be sandboxed: ``COURSE_GRADING_SANDBOX`` (on, off, auto; 1
+    and 0 too), else ``configured``. 'auto' means: wherever :func:`availability` finds
+    nothing missing. 'on' where it cannot be is an error when the kernel starts."""
+    wanted = os.environ.get("COURSE_GRADING_SANDBOX", "").strip().lower()
+    mode = {"1": "on", "0": "off", "": configured}.get(wanted, wanted)
+    if mode == "auto":
+        return availability() == ""
+    return mode == "on"
+
+
+@functools.lru_cache(maxsize=1)
 def availability() -> str:
     """'' when kernels can be sandboxed here, else one sentence saying why not."""
-    if os.geteuid() != 0:
-        return ("not root: kernels run as you, with nbgrader's own isolation only (a fresh "
-                "process per notebook, a throwaway course folder, the time budget); run "
-                "`make grade` as root (as CI does) to sandbox each kernel")
-    missing = [tool for tool in ("unshare", "mount") if not shutil.which(tool)]
-    if missing:
-        return f"{' and '.join(missing)} not found (util-linux): kernels cannot be sandboxed"
-    done = subprocess.run(["unshare", "--mount", "--net", "true"], capture_output=True,
-                          text=True)
-    if done.returncode:
-        return f"unshare --mount --net failed here ({done.stderr.strip()[:120]})"
-    return ""
+    if os.geteuid() == 0:
+        missing = [tool for tool in ("unshare", "mount") if not shutil.which(tool)]
+        if missing:
+            return f"{' and '.join(missing)} not found (util-linux): no sandbox"
+        from course.storage.accounts import unprivileged_account
+
+        account = unprivileged_account()
+        return jail.works(user=fresh_uid(), group=account.pw_gid)
+    return jail.works()
 
 
-def hidden_paths(repo: Path = REPO) -> list[str]:
-    extra = [p for p in os.environ.get("COURSE_SANDBOX_HIDE", "").split(os.pathsep) if p]
-    roots = dict.fromkeys([Path(repo).resolve(), REPO])  # the course graded, and the package's
-    paths = [str(root / name) for root in roots for name in HIDDEN_IN_REPO]
-    return list(dict.fromkeys(paths + [str(p) for r in roots for p in git_dirs(r)] + extra))
+def fresh_uid() -> int:
+    """As root: a uid no account has, for one kernel (from :data:`UIDS`)."""
+    return UIDS[0] + secrets.randbelow(UIDS[1])
+
+
+def student_of(cwd: str | os.PathLike | None) -> str:
+    """The student a kernel grades, from its working folder ``.../autograded/<student>/<wk>``."""
+    parts = Path(cwd or ".").parts
+    return parts[-2] if len(parts) >= 3 and parts[-3] == "autograded" else "?"
+
+
+def matplotlib_font_lists() -> list[str]:
+    """The grader's matplotlib font list cache (``fontlist-v*.json``), if there is one.
+
+    A sandboxed kernel gets a new, empty ``MPLCONFIGDIR``, so its first matplotlib import
+    would rebuild the list by scanning every font on the system (a quarter of a second
+    here, per student); the manager copies these files in first. They name the system's
+    font files, which the kernel can read anyway; matplotlib rebuilds a list that does
+    not match its version. Where matplotlib looks (``MPLCONFIGDIR``, else the XDG cache
+    folder), without importing it."""
+    folder = os.environ.get("MPLCONFIGDIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib")
+    return sorted(str(p) for p in Path(folder).glob("fontlist-v*.json"))
+
+
+class AttemptsPipe:
+    """A FIFO only the grader reads: the sandboxed kernel holds its write end, a thread
+    here keeps the first lines it says (at most ``limit``)."""
+
+    def __init__(self, path: Path, writer_uid: int | None, limit: int = 200) -> None:
+        self.path, self.lines, self.limit = path, [], limit
+        os.mkfifo(path, 0o600)
+        self._read = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        self._hold = os.open(path, os.O_WRONLY)  # no end of file before the kernel opens it
+        os.set_blocking(self._read, True)
+        # The kernel may open it for writing only: others-write for a uid of its own (as
+        # root), owner-write for the caller's own uid (bound read-only, so it cannot chmod).
+        os.chmod(path, stat.S_IWOTH | stat.S_IRUSR | stat.S_IWUSR if writer_uid is not None
+                 else stat.S_IWUSR)
+        self._thread = threading.Thread(target=self._drain, daemon=True,
+                                        name=f"attempts {path.name}")
+        self._thread.start()
+
+    def _drain(self) -> None:
+        with os.fdopen(self._read, "rb") as pipe:
+            for raw in pipe:
+                line = raw.decode(errors="replace").strip()
+                if line and len(self.lines) < self.limit and line not in self.lines:
+                    self.lines.append(line)
+
+    def close(self) -> list[str]:
+        """Stop listening once the kernel is gone; every line it said."""
+        os.close(self._hold)
+        self._thread.join(timeout=5)
+        self.path.unlink(missing_ok=True)
+        return list(self.lines)
+
+
+class SandboxedKernelManager(GradingKernelManager):
+    """Starts the kernel inside the sandbox described in the module docstring."""
+
+    made: ClassVar[list[Path]] = []  # scratch folders; any left (a dead kernel) go at exit
+
+    def _place(self) -> Path:
+        """Where scratch folders and pipes go: only root and their kernel may enter."""
+        if os.geteuid() == 0:
+            SANDBOX_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
+            return SANDBOX_ROOT
+        home = Path(tempfile.gettempdir()) / f"course-grading-{os.geteuid()}"
+        home.mkdir(mode=0o700, exist_ok=True)
+        if home.stat().st_uid != os.geteuid() or home.is_symlink():
+            raise RuntimeError(f"{home} belongs to someone else: cannot sandbox kernels")
+        return home
+
+    async def _async_pre_start_kernel(self, **kw):
+        problem = availability()
+        if problem:
+            raise RuntimeError(f"the grading sandbox is on, but {problem}")
+        root = os.geteuid() == 0
+        self.student = student_of(kw.get("cwd"))
+        place = self._place()
+        scratch = Path(tempfile.mkdtemp(prefix=f"{self.student}-", dir=place))
+        self._scratch = scratch
+        if not self.made:
+            atexit.register(_remove_scratch)
+        self.made.append(scratch)
+        (scratch / "tmp").mkdir()
+        self.transport = "ipc"
+        self.ip = str(scratch / "kernel")
+        # An interrupt (a cell's time limit) goes as a message, which the kernel turns into
+        # SIGINT to itself: a signal to the process group would reach bubblewrap first,
+        # and bubblewrap ending takes the sandbox with it.
+        self.kernel_spec.interrupt_mode = "message"
+        cmd, kw = await AsyncKernelManager._async_pre_start_kernel(self, **kw)
+        uid = fresh_uid() if root else None
+        gid = unprivileged_gid() if root else None
+        self._seed(scratch, Path(kw.get("cwd") or "."))
+        plan = self._guard_plan(scratch)
+        self._attempts = AttemptsPipe(place / f"{scratch.name}.attempts", uid)
+        plan.update(attempts=jail.ATTEMPTS_INSIDE, roots=jail.roots_inside(str(scratch)),
+                    writable=[str(scratch), "/tmp", "/dev/shm"])
+        connection = scratch / "kernel.json"
+        shutil.copyfile(self.connection_file, connection)
+        cmd = [str(connection) if arg == self.connection_file else arg
+               for arg in self._kernel_command(cmd, plan)]
+        if root:
+            for path in scratch.rglob("*"):
+                os.lchown(path, uid, gid)
+            os.chown(scratch, uid, gid)
+            os.chmod(scratch, 0o700)
+        inside = jail.command(cmd, scratch=str(scratch), attempts=str(self._attempts.path),
+                              uid=unprivileged_account_uid() if root else None,
+                              gid=gid)
+        if root:
+            from course.storage.reach import as_account
+
+            inside = as_account(uid, gid, jail.environment_paths(), inside)
+        kw["env"] = sandbox_env(kw.get("env") or os.environ, scratch)
+        kw.pop("cwd", None)
+        return inside, kw
+
+    @staticmethod
+    def _seed(scratch: Path, origin: Path) -> None:
+        """The submission's data files and the grader's matplotlib font lists."""
+        for item in origin.iterdir() if origin.is_dir() else []:
+            if item.is_file() and item.suffix != ".ipynb":
+                shutil.copy2(item, scratch / item.name)
+        for name in matplotlib_font_lists():
+            shutil.copy2(name, scratch / "tmp" / os.path.basename(name))
+
+    async def _async_cleanup_resources(self, restart: bool = False):
+        await super()._async_cleanup_resources(restart=restart)
+        scratch = getattr(self, "_scratch", None)
+        if scratch is None:
+            return
+        attempts = getattr(self, "_attempts", None)
+        for line in attempts.close() if attempts else []:
+            note(f"{self.student}: sandbox blocked: {line}")
+        _remove_in_background(scratch)
+
+
+def unprivileged_account_uid() -> int:
+    from course.storage.accounts import unprivileged_account
+
+    return unprivileged_account().pw_uid
+
+
+def unprivileged_gid() -> int:
+    from course.storage.accounts import unprivileged_account
+
+    return unprivileged_account().pw_gid
+
+
+def sandbox_env(env, scratch: Path) -> dict[str, str]:
+    """The kernel's environment: the grader's, minus what names grading machinery or
+    could authenticate anywhere, with ``HOME`` and temporary folders in ``scratch``."""
+    kept = {key: value for key, value in env.items()
+            if not key.startswith(("COURSE_SANDBOX", "COURSE_GRADING", "JPY_",
+                                   "JUPYTERHUB_", "JUPYTER_RUNTIME", "GIT_"))
+            and "TOKEN" not in key and "SECRET" not in key and "PASSWORD" not in key}
+    return {**kept, "HOME": str(scratch), "TMPDIR": str(scratch / "tmp"),
+            "MPLCONFIGDIR": str(scratch / "tmp"), "IPYTHONDIR": str(scratch / ".ipython"),
+            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "PWD": str(scratch)}
+
+
+_removals: list[threading.Thread] = []
 
 
 def _remove_scratch() -> None:
@@ -166,9 +525,6 @@ def _remove_scratch() -> None:
         removal.join()
     for scratch in SandboxedKernelManager.made:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-_removals: list[threading.Thread] = []
 
 
 def _remove_in_background(scratch: Path) -> None:
@@ -179,101 +535,3 @@ def _remove_in_background(scratch: Path) -> None:
                                kwargs={"ignore_errors": True}, name=f"rm {scratch.name}")
     removal.start()
     _removals.append(removal)
-
-
-def needed_paths() -> list[str]:
-    """What a kernel must reach: the interpreter, the virtualenv, the ``course`` package
-    and PYTHONPATH (:mod:`course.grading.jail` re-exposes them below private folders, and
-    wherever their symbolic links lead)."""
-    python_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return [sys.base_prefix, sys.prefix, str(Path(sys.executable).parent), str(REPO),
-            *python_path]
-
-
-def matplotlib_font_lists() -> list[str]:
-    """The grader's matplotlib font list cache (``fontlist-v*.json``), if there is one.
-
-    A sandboxed kernel gets a new, empty ``MPLCONFIGDIR``, so its first matplotlib import
-    would rebuild the list by scanning every font on the system (a quarter of a second
-    here, per student); the jail copies these files in first. They name the system's
-    font files, which the kernel can read anyway; matplotlib rebuilds a list that does
-    not match its version. Where matplotlib looks (``MPLCONFIGDIR``, else the XDG cache
-    folder), without importing it."""
-    folder = os.environ.get("MPLCONFIGDIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib")
-    return sorted(str(p) for p in Path(folder).glob("fontlist-v*.json"))
-
-
-def git_dirs(root: Path) -> list[Path]:
-    """Where a worktree's history really lives (``.git`` may be a file naming it)."""
-    dot_git = Path(root) / ".git"
-    if not dot_git.is_file():
-        return []
-    line = dot_git.read_text().strip()
-    if not line.startswith("gitdir:"):
-        return []
-    gitdir = (Path(root) / line.removeprefix("gitdir:").strip()).resolve()
-    common = gitdir / "commondir"
-    found = [gitdir]
-    if common.is_file():
-        found.append((gitdir / common.read_text().strip()).resolve())
-    return found
-
-
-def student_of(cwd: str | os.PathLike | None) -> str:
-    """The student a kernel grades, from its working folder ``.../autograded/<student>/<wk>``."""
-    parts = Path(cwd or ".").parts
-    return parts[-2] if len(parts) >= 3 and parts[-3] == "autograded" else "?"
-
-
-class SandboxedKernelManager(AsyncKernelManager):
-    """Starts the kernel inside the sandbox described in the module docstring."""
-
-    made: ClassVar[list[Path]] = []  # scratch folders; any left (a dead kernel) go at exit
-
-    async def _async_pre_start_kernel(self, **kw):
-        from course.storage.accounts import unprivileged_account
-
-        problem = availability()
-        if problem:
-            raise RuntimeError(f"COURSE_GRADING_SANDBOX=1 but {problem}")
-        account = unprivileged_account()
-        SANDBOX_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
-        self._student = student_of(kw.get("cwd"))
-        self._scratch = Path(tempfile.mkdtemp(prefix=f"{self._student}-", dir=SANDBOX_ROOT))
-        if not self.made:
-            atexit.register(_remove_scratch)
-        self.made.append(self._scratch)
-        (self._scratch / "tmp").mkdir()
-        for path in [self._scratch, self._scratch / "tmp"]:
-            os.chown(path, account.pw_uid, account.pw_gid)
-            os.chmod(path, 0o700)
-        self._account = account
-        self._origin = kw.get("cwd")
-        self.transport = "ipc"
-        self.ip = str(self._scratch / "kernel")
-        return await super()._async_pre_start_kernel(**kw)
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments)
-        plan = {"scratch": str(self._scratch), "uid": self._account.pw_uid,
-                "gid": self._account.pw_gid, "user": self._account.pw_name,
-                "hide": hidden_paths(), "origin": self._origin,
-                "connection_file": os.path.realpath(self.connection_file), "kernel": cmd,
-                "expose": needed_paths(), "seed": matplotlib_font_lists()}
-        return ["unshare", "--mount", "--net", "--propagation", "private", "--",
-                sys.executable, "-m", "course.grading.jail", "enter", json.dumps(plan)]
-
-    async def _async_cleanup_resources(self, restart: bool = False):
-        await super()._async_cleanup_resources(restart=restart)
-        scratch = getattr(self, "_scratch", None)
-        if scratch is None:
-            return
-        attempts = scratch / ATTEMPTS
-        lines = attempts.read_text(errors="replace").splitlines() if attempts.is_file() else []
-        log = os.environ.get("COURSE_GRADING_NOTES")
-        if lines and log:
-            with open(log, "a") as out:
-                out.writelines(f"{self._student}: sandbox blocked: {line}\n"
-                               for line in dict.fromkeys(lines))
-        _remove_in_background(scratch)

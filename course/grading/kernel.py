@@ -1,0 +1,143 @@
+"""The kernel a graded notebook runs in: ipykernel, with the grader's guards set first.
+
+``python -m course.grading.kernel PLAN -f CONNECTION_FILE [ipykernel options]`` is what
+:class:`course.grading.sandbox.GradingKernelManager` runs in place of
+``-m ipykernel_launcher``. ``PLAN`` is JSON:
+
+- ``guard``: the name to publish :func:`course.grading.intact.install`'s check under, and
+  ``secret_file``: a file holding the secret its answers are proved with; read and
+  deleted here, before any cell runs;
+- ``attempts`` (sandboxed kernels only): the write end of the grader's attempts pipe,
+  and ``roots``: what exists inside the sandbox. :func:`log_attempts` then writes one
+  line to the pipe for every attempt to reach a path elsewhere (open, list, glob, stat,
+  ``is_dir``, a database, a change) and for every write outside the scratch folder and
+  the private ``/tmp``. The grader owns the pipe's other end: a notebook cannot take
+  back a line once written. Code that bypasses Python (ctypes, a subprocess) is still
+  held by the sandbox's walls but goes unlogged.
+
+It imports nothing heavy before ipykernel: it runs once per graded notebook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import sys
+
+WRITES = ("os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.symlink", "os.link",
+          "os.truncate", "os.chmod", "os.chown", "os.utime", "shutil.rmtree")
+LISTS = ("os.listdir", "os.scandir", "glob.glob", "os.chdir")
+LOOKS = ("os.stat", "os.lstat", "os.access")
+MAX_LINES = 200
+PRIVATE = ("/tmp/", "/dev/shm/")
+
+
+def _path(value: object) -> str | None:
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, bytes):
+        value = value.decode(errors="replace")
+    return os.path.normpath(os.path.abspath(value)) if isinstance(value, str) else None
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.rstrip("/").split("/")
+    return ["/".join(parts[:i]) or "/" for i in range(1, len(parts))]
+
+
+def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
+    """Report to ``pipe`` every access outside ``roots`` and every write outside
+    ``writable`` (an audit hook, plus wrappers of ``os.stat``, ``os.lstat`` and
+    ``os.access``, which raise no audit event)."""
+    fd = os.open(pipe, os.O_WRONLY | os.O_CLOEXEC)
+    inside = tuple(r.rstrip("/") + "/" for r in roots if r != "/")
+    exact = frozenset(r.rstrip("/") or "/" for r in roots)
+    may_write = tuple(w.rstrip("/") + "/" for w in writable)
+    # The folders above what is inside exist too (empty but for the way down): looking one
+    # up (as resolving a path does) is no attempt; listing one is.
+    above = frozenset(str(parent) for r in roots for parent in _parents(r))
+    said: set[str] = set()
+
+    def say(line: str) -> None:
+        if line not in said and len(said) < MAX_LINES:
+            said.add(line)
+            with contextlib.suppress(OSError):
+                os.write(fd, (line[:400].replace("\n", " ") + "\n").encode())
+
+    real_lstat = os.lstat
+
+    def missing(path: str) -> bool:
+        try:
+            real_lstat(path)
+        except OSError:
+            return True
+        return False
+
+    def note(event: str, path: str, writing: bool) -> None:
+        outside = path not in exact and not path.startswith(inside) and not (
+            event in LOOKS and path in above)
+        # /tmp and /dev/shm are the sandbox's own: what is not in them is someone else's
+        outside = outside or (not writing and path.startswith(PRIVATE) and missing(path))
+        if writing and not (path + "/").startswith(may_write) and path != "/dev/null":
+            say(f"tried to write {path}" + (" (outside the sandbox)" if outside else
+                                            " (outside its scratch folder)"))
+        elif outside:
+            verb = ("list" if event in LISTS else "look up" if event in LOOKS
+                    else "open the database" if event == "sqlite3.connect" else "read")
+            say(f"tried to {verb} {path} (outside the sandbox)")
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "open":
+            path = _path(args[0]) if args else None
+            mode = args[1] if len(args) > 1 else "r"
+            flags = args[2] if len(args) > 2 else 0
+            writing = (isinstance(mode, str) and any(m in mode for m in "wax+")) or (
+                isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR)))
+        elif event in LISTS or event in WRITES or event == "sqlite3.connect":
+            path = _path(args[0]) if args else None
+            writing = event in WRITES
+        else:
+            return
+        if path is not None:
+            note(event, path, writing)
+
+    for name, event in (("stat", "os.stat"), ("lstat", "os.lstat"), ("access", "os.access")):
+        real = getattr(os, name)
+
+        def looked(path, *args, _real=real, _event=event, **kwargs):
+            where = _path(path)
+            if where is not None:
+                note(_event, where, False)
+            return _real(path, *args, **kwargs)
+
+        setattr(os, name, functools.update_wrapper(looked, real))
+    sys.addaudithook(hook)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    plan = json.loads(args[0])
+    with open(plan["secret_file"]) as f:
+        secret = f.read().strip()
+    os.unlink(plan["secret_file"])
+    if plan.get("attempts"):
+        log_attempts(plan["roots"], plan["writable"], plan["attempts"])
+        # In a PID namespace the parent is the sandbox's init (pid 1), which ipykernel's
+        # parent poller takes for "the grader died"; bubblewrap's --die-with-parent does
+        # that job instead (1, not unset: unset, ipykernel prints a note for a terminal).
+        os.environ["JPY_PARENT_PID"] = "1"
+    sys.argv = [sys.argv[0], *args[1:]]
+    from ipykernel.kernelapp import IPKernelApp
+
+    from course.grading.intact import install
+
+    app = IPKernelApp.instance()
+    app.initialize()
+    install(app.shell, plan["guard"], secret)
+    app.start()
+
+
+if __name__ == "__main__":
+    main()
