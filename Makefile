@@ -58,12 +58,16 @@ test: setup
 	@$(BIN)/python -m compileall -q course
 	$(PYTEST)
 
-# The browser tests (tests/browser/) drive Debian's Chromium: installed here when
-# missing (as root with apt-get); otherwise the script says how and they skip.
-.PHONY: browser-deps
+# The browser tests (tests/browser/) drive Debian's Chromium, and the grading sandbox is
+# Debian's bubblewrap: installed here when missing (as root with apt-get); otherwise the
+# script says how, the browser tests skip and grading says it runs without the sandbox.
+.PHONY: browser-deps sandbox-deps
 browser-deps:
-	@bash scripts/ensure-chromium.sh
-test: browser-deps
+	@bash scripts/ensure-package.sh chromium chromium "the browser tests (tests/browser/)"
+sandbox-deps:
+	@bash scripts/ensure-package.sh bwrap bubblewrap "the grading sandbox (make grade)"
+test: browser-deps sandbox-deps
+grade: sandbox-deps
 
 # JupyterHub for tests/test_jupyterhub.py: an environment of its own that every account can
 # run (course.grading.hub), built once per set of pins; when it is there, a stamp check.

@@ -4,11 +4,11 @@
   one, ``0``, ``false``, ``no`` or ``off`` (any case) means CI: a typo such as
   ``CI=on`` must make the required tests run, never quietly skip them.
 - The tests marked with a name in :data:`REQUIRED_IN_CI` (the README's Postgres,
-  browser and JupyterHub tests) skip on a student machine that lacks the server, the
-  browser or the hub's environment. Under CI a skip of one of them fails the whole
-  run: the two hooks below, imported by ``tests/conftest.py``, note such skips as
-  they happen and set a non-zero exit status at the end of the session, naming each
-  test.
+  browser, JupyterHub and grading-sandbox tests) skip on a student machine that lacks
+  the server, the browser, the hub's environment or bubblewrap. Under CI a skip of one
+  of them fails the whole run: the two hooks below, imported by ``tests/conftest.py``,
+  note such skips as they happen and set a non-zero exit status at the end of the
+  session, naming each test.
 - :data:`LONGEST_FIRST`: the order in which ``make test`` hands files to its workers.
 """
 
@@ -18,7 +18,7 @@ import os
 
 import pytest
 
-REQUIRED_IN_CI = ("postgres", "browser", "hub")
+REQUIRED_IN_CI = ("postgres", "browser", "hub", "sandbox")
 NOT_CI = ("", "0", "false", "no", "off")
 _skipped_required: list[str] = []
 

@@ -49,7 +49,7 @@ if {here!r} not in _probe_sys.path:
     _probe_sys.path.append({here!r})
 from forked_answers import check_in_children as _check_in_children
 _check_in_children({out!r}, {answers!r}, {cells!r}, {tests!r}, cell_timeout_s={cell!r},
-                   timeout_s={timeout_s!r})
+                   timeout_s={timeout_s!r}, references={references!r}, answer_ids={ids!r})
 """
 SOLUTION = "solution-ex{}"  # the name of the child that runs the solution's own answer
 
@@ -64,6 +64,8 @@ def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]]
     import nbformat
     from weeks import _cells_by_exercise  # tests/ is on the path
 
+    from course.grading.references import references
+
     nb = nbformat.read(solution, as_version=4)
     by_exercise: dict[int, list[str]] = {}
     tests: dict[int, list[str]] = {}
@@ -73,15 +75,20 @@ def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]]
         if kind == "test":
             tests.setdefault(number, []).append(grade_id)
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    digits = solution.stem.removeprefix("week")
+    week = int(digits) if solution.stem.startswith("week") and digits.isdigit() else None
     inserts = []
     for exercise, named in answers.items():
         assert SOLUTION.format(exercise) not in named, f"{SOLUTION.format(exercise)} is taken"
         first, last = ids.index(by_exercise[exercise][0]), ids.index(by_exercise[exercise][-1])
         span = [(ids[i], nb.cells[i].source) for i in range(first, last + 1)
                 if nb.cells[i].cell_type == "code"]
+        answer_ids = [g for g in by_exercise[exercise] if g not in tests[exercise]]
         source = HARNESS.format(here=str(Path(__file__).parent), out=str(out),
                                 answers={SOLUTION.format(exercise): {}, **named}, cells=span,
-                                tests=tests[exercise], cell=cell_timeout_s, timeout_s=timeout_s)
+                                tests=tests[exercise], cell=cell_timeout_s, timeout_s=timeout_s,
+                                references=list(references(week, exercise)),
+                                ids=answer_ids)
         inserts.append((first, nbformat.v4.new_code_cell(source)))
     for index, cell in sorted(inserts, key=lambda pair: -pair[0]):
         nb.cells.insert(index, cell)
@@ -90,21 +97,25 @@ def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]]
 
 def check_in_children(out: str, answers: dict[str, dict[str, str]],
                       cells: list[tuple[str | None, str]], tests: list[str], *,
-                      cell_timeout_s: float, timeout_s: float) -> None:
+                      cell_timeout_s: float, timeout_s: float,
+                      references: list[str] = (), answer_ids: list[str] = ()) -> None:
     """In a kernel, at the cell before an exercise's answer: for each answer (``{name:
     {grade_id: source}}``), fork; the child runs ``cells`` (``[(grade_id, source)]``) with
     the answer's sources in place of those grade ids and writes ``out/<name>.json``:
     ``{"tests": {test grade_id: [passed, message]}, "answer": [its cells ran without an
     error, the first error], "ended": "finished"}``. A child that did not finish (killed
     with everything it started after ``timeout_s``, or crashed) leaves ``"tests": {}`` and
-    how it ended."""
+    how it ended. ``references``: the exercise's reference implementations, watched while
+    its tests run as the grader watches them (:mod:`course.grading.references`), over the
+    answer cells ``answer_ids``."""
     from course.grading import run_forked  # imported in the kernel
 
     Path(out).mkdir(parents=True, exist_ok=True)
     for name, edits in answers.items():
         target = Path(out) / f"{name}.json"
-        ended = run_forked(lambda target=target, edits=edits: _child(
-            target, edits, cells, set(tests), cell_timeout_s), timeout_s=timeout_s,
+        watch = (list(references), [edits.get(g, src) for g, src in cells if g in answer_ids])
+        ended = run_forked(lambda target=target, edits=edits, watch=watch: _child(
+            target, edits, cells, set(tests), cell_timeout_s, watch), timeout_s=timeout_s,
             process_group=True)
         if not target.exists():
             target.write_text(json.dumps({"tests": {}, "answer": [False, ""], "ended": ended}))
@@ -115,7 +126,8 @@ class CellTimeoutError(Exception):
 
 
 def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, str]],
-           tests: set[str], cell_timeout_s: float) -> None:
+           tests: set[str], cell_timeout_s: float,
+           watch: tuple[list[str], list[str]] = ((), ())) -> None:
     import sys
 
     from ipykernel.iostream import OutStream
@@ -135,7 +147,7 @@ def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, st
         with tempfile.TemporaryFile() as fd_err, capture_output(stdout=True, stderr=False):
             os.dup2(fd_err.fileno(), 2)  # what started processes write to stderr
             streams = (stderr, fd_err)
-            verdicts = _run(shell, streams, edits, cells, tests, cell_timeout_s)
+            verdicts = _run(shell, streams, edits, cells, tests, cell_timeout_s, watch)
     except BaseException as error:  # say what went wrong instead of dying silently
         lines = traceback.format_exception_only(type(error), error)
         verdicts = {"tests": {}, "answer": [False, ""], "ended": f"crashed: {lines[-1].strip()}"}
@@ -146,10 +158,14 @@ def _child(target: Path, edits: dict[str, str], cells: list[tuple[str | None, st
 
 def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
          cells: list[tuple[str | None, str]], tests: set[str],
-         cell_timeout_s: float) -> dict[str, Any]:
+         cell_timeout_s: float, watch: tuple[list[str], list[str]]) -> dict[str, Any]:
     """Each cell as the kernel runs one (kept in ``In``, which the course's new-process
     checks read), stopped after ``cell_timeout_s``; a test's verdict by nbgrader's rule."""
+    import contextlib
     import sys
+
+    from course.grading.references import message as delegation
+    from course.grading.references import watching
 
     stderr, fd_err = streams
     sys.stderr = stderr
@@ -162,8 +178,11 @@ def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
     for grade_id, source in cells:
         before, before_fd = stderr.tell(), os.fstat(2).st_size
         signal.setitimer(signal.ITIMER_REAL, cell_timeout_s)
+        watched = watching(*watch) if grade_id in tests and watch[0] else \
+            contextlib.nullcontext(set())
         try:
-            result = shell.run_cell(edits.get(grade_id, source), store_history=True)
+            with watched as called:
+                result = shell.run_cell(edits.get(grade_id, source), store_history=True)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         error = result.error_before_exec or result.error_in_exec
@@ -179,6 +198,8 @@ def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
         elif grade_id in tests:
             message = raised or (f"the test wrote to stderr, which nbgrader scores 0: "
                                  f"{said.strip()[:100]}" if wrote.strip() else "")
+            message = message or (f"GradingCheckFailed: {delegation(called)}" if called
+                                  else "")
             verdicts["tests"][grade_id] = [not message, message]
     verdicts["ended"] = "finished"
     return verdicts

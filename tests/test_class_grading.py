@@ -107,6 +107,7 @@ def test_broken_and_tampered_notebooks_are_graded_without_gifts(graded):
     assert "put back" in rows["heidi"]["note"]  # by design: no line for them
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(not SANDBOXED, reason=f"no sandbox here: {availability()}")
 def test_the_cheater_gains_nothing_and_is_logged(graded):
     course, _, done, rows = graded
@@ -140,6 +141,7 @@ def test_feedback_names_failed_hidden_tests_but_never_shows_them(graded):
     assert autograded.count("Rubric for graders") == 3
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(not SANDBOXED, reason=f"no sandbox here: {availability()}")
 def test_clever_cheats_gain_nothing_and_each_is_on_its_row(graded):
     """Another clone of the course, a classmate's kernel, tests neutered from inside the

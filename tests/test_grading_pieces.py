@@ -4,6 +4,7 @@ tests, rubrics, the CSV's "not yet graded", the time budget and the sandbox (a r
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from pathlib import Path
 
@@ -149,6 +150,7 @@ def another_clone():
     shutil.rmtree(clone)
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(bool(availability()), reason=f"no sandbox here: {availability()}")
 def test_a_sandboxed_kernel_reaches_only_what_it_is_allowed(tmp_path, monkeypatch,
                                                              another_clone):
@@ -318,3 +320,56 @@ def test_an_honest_notebook_is_not_called_a_rewirer(tmp_path, monkeypatch):
     errors, _ = _graded_cells(HONEST, tmp_path)
     assert errors == [["AssertionError"], []]
     assert not notes.exists() or notes.read_text() == ""
+
+
+def test_every_declared_reference_is_a_function_of_an_exercise_that_exists():
+    """course/grading/references.py: each reference resolves to a function of the package,
+    and each exercise it is declared for has test cells in its week's source."""
+    import importlib
+
+    from weeks import _cells_by_exercise, source_of
+
+    from course.grading.references import REFERENCES
+
+    for week, exercises in REFERENCES.items():
+        tested = {n for n, kind, _ in _cells_by_exercise(source_of(week)) if kind == "test"}
+        for exercise, names in exercises.items():
+            assert exercise in tested, f"week {week} has no exercise {exercise} with tests"
+            for name in names:
+                module, _, attr = name.rpartition(".")
+                found = getattr(importlib.import_module(module), attr)
+                assert callable(found) and found.__module__ == module, name
+
+
+def test_a_reference_called_under_another_name_is_seen_from_answers_only(tmp_path):
+    """The watch sees the reference through an alias and from a forked child, and not when
+    code that is not an answer (a test, the package itself) calls it."""
+    import linecache
+
+    from course.grading.checks import run_forked
+    from course.grading.references import watching
+
+    answer = "from course.durable import actions as a\nalias = a.checkpoint_before\n" \
+             "def mine(g, c, n):\n    return alias(g, c, n)\n"
+    filename = str(tmp_path / "answer.py")
+    linecache.cache[filename] = (len(answer), None, answer.splitlines(True), filename)
+    space: dict = {}
+    exec(compile(answer, filename, "exec"), space)
+
+    class Graph:
+        def get_state_history(self, config):
+            return []
+
+    def call_it():
+        with contextlib.suppress(ValueError):
+            space["mine"](Graph(), {"configurable": {"thread_id": "t"}}, "charge")
+
+    with watching(["course.durable.actions.checkpoint_before"], [answer]) as seen:
+        call_it()
+    assert seen == {"course.durable.actions.checkpoint_before"}
+    with watching(["course.durable.actions.checkpoint_before"], [answer]) as seen:
+        run_forked(call_it)
+    assert seen == {"course.durable.actions.checkpoint_before"}
+    with watching(["course.durable.actions.checkpoint_before"], ["something else"]) as seen:
+        call_it()
+    assert seen == set()

@@ -23,7 +23,9 @@ shows), run from the environment ``make hub-deps`` builds (``course.grading.hub`
    releases it.
 4. Each student fetches the feedback through their own server and reads its score: the
    solved notebook has every autograded point (the written answers wait for a person),
-   the blank one 0; no hidden test in it.
+   the blank one 0, although a cell of it tries to run the instructor's solutions through
+   their path (the formgrader's kernels are sandboxed too); no hidden test and no path of
+   the grading machine in either.
 
 Also: students have no formgrader, and a student's token does not open the instructor's
 server. Every server, the hub, the proxy and (as root) the accounts are gone afterwards,
@@ -54,6 +56,24 @@ SOURCE = REPO / "solutions" / WEEK / f"{WEEK}.ipynb"
 FULL = autograded_points(SOURCE)
 TOTAL = sum(meta["points"] for meta in graded(SOURCE).values())
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+# A student's cell that reads the instructor's source notebook through its path (the
+# formgrader grades as the instructor's account, which may read it), runs its solutions
+# and prints its hidden tests into the feedback. The sandbox lets it reach neither.
+PEEK = """import json
+try:
+    cells = json.load(open({source!r}))["cells"]
+except OSError as error:
+    cells = []
+    print("no luck:", type(error).__name__)
+for cell in cells:
+    text = "".join(cell["source"])
+    if "BEGIN SOLUTION" in text:
+        exec(text)
+    if "BEGIN HIDDEN" in text:
+        print(text)
+"""
 
 
 def solved(fetched: dict) -> dict:
@@ -173,6 +193,12 @@ def test_a_class_releases_fetches_submits_grades_and_returns_feedback_on_jupyter
         if student == ada:
             hub.json(student, "PUT", f"api/contents/{WEEK}/{WEEK}.ipynb", body={
                 "type": "notebook", "format": "json", "content": solved(model["content"])})
+        else:  # blank, but for a cell that runs the instructor's solutions if it can
+            cheat = nbformat.v4.new_code_cell(PEEK.format(source=str(
+                course / "solutions" / WEEK / f"{WEEK}.ipynb")))
+            model["content"]["cells"].insert(1, json.loads(json.dumps(cheat)))
+            hub.json(student, "PUT", f"api/contents/{WEEK}/{WEEK}.ipynb", body={
+                "type": "notebook", "format": "json", "content": model["content"]})
         after = assignments(hub, student, "submit")
         assert "submitted" in [a["status"] for a in after], after
     clock.lap("fetched and submitted by both students")
@@ -190,6 +216,9 @@ def test_a_class_releases_fetches_submits_grades_and_returns_feedback_on_jupyter
     got = {s: (v["score"], v["max_score"], v["needs_manual_grade"]) for s, v in scores.items()}
     # The written answers of the solved notebook wait for a person; the blank ones score 0.
     assert got == {ada: (FULL, TOTAL, True), bo: (0, TOTAL, False)}, got
+    # bo's cell found nothing to read: the formgrader's kernels run in the sandbox.
+    peeked = (course / "autograded" / bo / WEEK / f"{WEEK}.ipynb").read_text()
+    assert "no luck: FileNotFoundError" in peeked, peeked[:3000]
     # The formgrader grades through the course's steps, rubric included (as make grade).
     graded = (course / "autograded" / ada / WEEK / f"{WEEK}.ipynb").read_text()
     assert graded.count("Rubric for graders") == len(read_rubric(REPO, int(WEEK[4:]))) > 0
@@ -212,4 +241,5 @@ def test_a_class_releases_fetches_submits_grades_and_returns_feedback_on_jupyter
         assert found, text[:2000]
         assert (float(found[1]), float(found[2])) == (points, TOTAL), (student, found[0])
         assert "BEGIN HIDDEN TESTS" not in text and "Rubric for graders" not in text
+        assert str(course) not in text
     clock.lap("feedback fetched by both students")

@@ -65,7 +65,8 @@ WRONG = {
     "ex2_calls_the_courses_simulation": Wrong(2, {"ex2_simulate": (
         "from course.classroom import simulate_success\n\n\n"
         "def simulate(p, n, runs=10_000, seed=0):\n"
-        "    return simulate_success(p, n, runs, seed)\n")}, frozenset({"ex2_simulate_hidden"})),
+        "    return simulate_success(p, n, runs, seed)\n")},
+        frozenset({"ex2_simulate_visible", "ex2_simulate_hidden"})),
     # Exercise 3: reads and writes
     "ex3_email_is_a_read": Wrong(3, {"ex3_classify": _classified(
         {**_KINDS, "email": "read"}, {**_MAY_RETRY, "email": True})}, CLASSIFY_HIDDEN),

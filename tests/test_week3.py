@@ -35,6 +35,22 @@ EX1_ALL = {"ex1_refund_fails_then_resumes", "ex1_hidden", "ex1_hidden_finished"}
 # name (its exercise first): Wrong(exercise, the cells it changes, the tests it must fail).
 # "A fresh student's answer": written by a reader who never saw the solutions.
 WRONG = {
+    # the course's own implementations, called instead of written (course/grading/references.py)
+    "ex1_calls_the_courses_resume": Wrong(1, {"ex1_resume": lambda old: old + (
+        "\n\nfrom course.durable import resume as _resume\n\n\n"
+        "def resume(graph, thread_id):\n    return _resume(graph, config_of(thread_id))\n")},
+        EX1_ALL),
+    "ex2_calls_the_courses_checkpoint_before": Wrong(2, {"ex2_checkpoint_before": (
+        "from course.durable import checkpoint_before as _before\n\n\n"
+        "def checkpoint_before(graph, config, node):\n    try:\n"
+        "        return _before(graph, config, node)\n    except ValueError:\n"
+        "        return None\n")},
+        {"ex2_visible", "ex2_hidden_fork", "ex2_hidden_first", "ex2_hidden_never"}),
+    "ex3_calls_the_courses_branch": Wrong(3, {"ex3_fork": (
+        "from course.durable import branch\n\n\n"
+        "def fork_with_amount(graph, past_config, cents):\n"
+        "    return graph.invoke(None, branch(graph, past_config, {'refund_cents': cents}))\n")},
+        {"ex3_visible", "ex3_hidden_original", "ex3_hidden_branch"}),
     "ex1_resend_saved_values": Wrong(1, {"ex1_resume": replacing(
         RESUME, "config = config_of(thread_id)\n"
                 "    return graph.invoke(graph.get_state(config).values, config)")},

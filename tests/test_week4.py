@@ -84,12 +84,14 @@ WRONG = {
         "interrupt(approval_request(state))", 'interrupt("Approve this refund?")')},
         {"ex1_hidden"}),
     # the course's own node, under its name or another (found by a fresh student)
-    "ex1_hands_over_to_the_reference": Wrong(1, {"ex1_approve": OWN_NODE}, {"ex1_hidden"}),
+    "ex1_hands_over_to_the_reference": Wrong(1, {"ex1_approve": OWN_NODE},
+                                             {"ex1_visible", "ex1_hidden"}),
     # "not more than" read as "less than"
     "ex1_strict_threshold": Wrong(1, {"ex1_approve": replacing(
         'if state["cents"] <= APPROVAL_THRESHOLD_CENTS:',
         'if state["cents"] < APPROVAL_THRESHOLD_CENTS:')}, {"ex1_hidden"}),
-    "ex1_renamed_reference": Wrong(1, {"ex1_approve": RENAMED_NODE}, {"ex1_hidden"}),
+    "ex1_renamed_reference": Wrong(1, {"ex1_approve": RENAMED_NODE},
+                                   {"ex1_visible", "ex1_hidden"}),
     "ex2_heads_up_before_interrupt": Wrong(2, {"ex2_heads_up": replacing(
         "world.mail.send(**approval_notice(state),\n                        " + KEY,
         "world.mail.send(**approval_notice(state))")},

@@ -259,6 +259,17 @@ NODES = ('    nodes = {"parse": parse, "retrieve": retrieve, "charge": charge, '
 # name: Wrong(exercise, edits of the solution, the test cells of its exercise it must
 # fail). Each is a mistake students make; the name starts with its exercise.
 WRONG_ANSWERS = {
+    # the course's own implementations, called instead of written (course/grading/references.py)
+    "ex3_calls_the_courses_email": Wrong(3, {"ex3_email": lambda old: old + (
+        "\n\nimport course.cloudwave.nodes as _nodes\n\n\n"
+        "def email(state, world):\n    return _nodes.email_keyed(state, world)\n")},
+        {"ex3_one_refund_mail", "ex3_email_keys"}),
+    "ex5_calls_the_courses_guarded": Wrong(5, {"ex5_guarded": (
+        "from course.durable import guarded as _theirs\n\n\n"
+        "def guarded(session_id, step, fn, args, *, store):\n"
+        "    return _theirs(session_id, step, fn, args, store=store)\n")},
+        {"ex5_intent_before_result_after", "ex5_real_kill_needs_reconcile",
+         "ex5_key_passed_downstream", "ex5_refusal_mismatch_and_empty_result"}),
     # a key must be the same in a genuinely new process that re-runs the code
     "ex2_salted_key": Wrong(2, {"ex2_charge": _prepend(
         "import uuid\n\nKEY_SALT = uuid.uuid4().hex[:8]  # one per deployment",

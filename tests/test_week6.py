@@ -218,7 +218,7 @@ WRONG = {  # name: Wrong(exercise, {answer cell: new source}, the tests it must 
     "ex1_only_timeouts_and_429": Wrong(1, {"ex1_policy": ONLY_TIMEOUTS_AND_429},
                                        {"ex1_every_branch"}),
     "ex1_hands_over_to_the_course": Wrong(1, {"ex1_policy": HANDS_OVER_TO_THE_COURSE},
-                                          {"ex1_every_branch"}),
+                                          {"ex1_drill", "ex1_every_branch"}),
     "ex2_resume_without_settling": Wrong(2, {"ex2_recover": RESUME_WITHOUT_SETTLING},
                                          {"ex2_resume"}),
     "ex2_abandon_without_settling": Wrong(2, {"ex2_recover": ABANDON_WITHOUT_SETTLING},

@@ -245,9 +245,11 @@ WRONG = {  # name: Wrong(exercise, {answer cell: new source}, the tests it must 
     "ex1_key_with_the_pid": Wrong(1, {"ex1_book_once": KEY_WITH_THE_PID}, {
         "ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill",
         "ex1_new_process"}),
-    # the course's book_once does the work (the fresh reader's 30/30)
-    "ex1_library_book_once": Wrong(1, {"ex1_book_once": LIBRARY_BOOK_ONCE},
-                                   {"ex1_twice_in_one_process"}),
+    # the course's book_once does the work (the fresh reader's 30/30): every test of the
+    # exercise fails (course/grading/references.py)
+    "ex1_library_book_once": Wrong(1, {"ex1_book_once": LIBRARY_BOOK_ONCE}, {
+        "ex1_twice_in_one_process", "ex1_deep_agents_kill", "ex1_claude_sdk_kill",
+        "ex1_new_process"}),
     # the airline's key alone: right until the airline forgets the key (24 h)
     "ex1_airline_key_only": Wrong(1, {"ex1_book_once": AIRLINE_KEY_ONLY},
                                   {"ex1_twice_in_one_process"}),

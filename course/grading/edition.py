@@ -48,6 +48,12 @@ does not guarantee full marks: the hidden tests and the written answers decide t
 points, and your instructor runs them. In JupyterLab, the Validate button does the
 same visible-only check.
 
+The `course` package holds the reference implementations that later weeks build on
+(week 1's `parse`, week 5's `guarded`, week 6's `select_recovery`, ...): read them, use
+them where a notebook imports them, but an exercise asks for your own code. An answer
+that calls the package's implementation of that same exercise, under any name, scores
+nothing for it, and the grader says so.
+
 Hand your work in the way your instructor says (in JupyterHub: the Assignments tab,
 or `nbgrader submit weekN`); fetch feedback with `nbgrader fetch_feedback weekN`.
 """

@@ -1,6 +1,6 @@
 """Fixtures for the browser tests: one JupyterLab and one headless Chromium per session.
 
-- ``chromium``: Debian's Chromium (``scripts/ensure-chromium.sh`` installs it when
+- ``chromium``: Debian's Chromium (``scripts/ensure-package.sh`` installs it when
   missing). When it cannot be had, the tests skip with a one-line reason, except in
   CI (:func:`ci.in_ci`), where they fail: there they must run.
 - ``lab_server``: JupyterLab started exactly as ``make lab`` starts it (``python -m
@@ -41,7 +41,7 @@ from labserver import (
 )
 
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-ENSURE_CHROMIUM = REPO / "scripts" / "ensure-chromium.sh"
+ENSURE = REPO / "scripts" / "ensure-package.sh"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -67,11 +67,12 @@ def pytest_runtest_makereport(item, call):
 def chromium() -> str:
     """Path of Debian's ``chromium``, installed by the project's script when missing."""
     path = shutil.which("chromium")
-    if path is None and ENSURE_CHROMIUM.exists():
-        subprocess.run(["bash", str(ENSURE_CHROMIUM)], check=False)
+    if path is None and ENSURE.exists():
+        subprocess.run(["bash", str(ENSURE), "chromium", "chromium", "the browser tests"],
+                       check=False)
         path = shutil.which("chromium")
     if path is None:
-        unavailable("Chromium is not installed and scripts/ensure-chromium.sh could not "
+        unavailable("Chromium is not installed and scripts/ensure-package.sh could not "
                     "install it (needs root and apt-get)")
     return str(path)
 

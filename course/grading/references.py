@@ -1,0 +1,112 @@
+"""Delegating to the package's reference scores nothing: one rule for every week.
+
+The ``course`` package holds the reference implementations that later weeks build on
+(week 1's ``parse``, week 5's ``guarded``, week 6's ``select_recovery``...), and the
+student edition ships it. An exercise whose answer also exists there declares that
+reference in :data:`REFERENCES`. While the exercise's test cells run, :func:`watching`
+records every call of a reference whose caller is code of the notebook's answer cells,
+by any name it was reached through (an import under another name, an attribute of a
+module, an assignment), in the kernel, its threads and the processes it forks. The
+grader (:class:`course.grading.sandbox.TestGuard`) then fails those test cells with
+:func:`message`, so the exercise scores what the student's own code earns.
+
+The watch is a profile function (``sys.setprofile``); it costs a test cell about what
+:func:`course.grading.checks.course_code_run` costs, and only exercises that declare a
+reference pay it. It imports nothing heavy: it runs inside graded kernels.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import linecache
+import os
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+
+# {week: {exercise: (the references its answer must not call, as module.function)}}
+REFERENCES: dict[int, dict[int, tuple[str, ...]]] = {
+    1: {1: ("course.cloudwave.nodes.parse",)},
+    2: {2: ("course.classroom.compounding.simulate_success",
+            "course.classroom.compounding.simulate_curve")},
+    3: {1: ("course.durable.actions.resume",),
+        2: ("course.durable.actions.checkpoint_before",),
+        3: ("course.durable.actions.branch",)},
+    4: {1: ("course.cloudwave.approval.ask_a_person",)},
+    5: {2: ("course.cloudwave.nodes.charge_keyed", "course.cloudwave.nodes.refund_keyed"),
+        3: ("course.cloudwave.nodes.email_key", "course.cloudwave.nodes.email_keyed"),
+        5: ("course.durable.guard.guarded",)},
+    6: {1: ("course.durable.recovery.select_recovery",)},
+    7: {1: ("course.travel.booking.book_once",)},
+}
+COURSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def references(week: int | None, exercise: int | None) -> tuple[str, ...]:
+    """What exercise ``exercise`` of week ``week`` must not call (``()``: nothing)."""
+    return REFERENCES.get(week or 0, {}).get(exercise or 0, ())
+
+
+def message(called: Iterable[str]) -> str:
+    """What a student whose answer called ``called`` is told."""
+    names = ", ".join(sorted(called))
+    return (f"this exercise is to be your own code, but your answer calls {names}, the "
+            "course's reference implementation; write it yourself")
+
+
+def _resolve(name: str):
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+@contextlib.contextmanager
+def watching(names: Iterable[str], answers: Iterable[str]) -> Iterator[set[str]]:
+    """Record, in the set this yields, each reference of ``names`` that code of an answer
+    cell (its source is one of ``answers``) calls while the block runs, in this process,
+    its threads and its forked children (which report through a pipe, read at the end).
+
+    Args:
+        names: references, ``module.function``; one that does not exist is an error.
+        answers: the source of every answer cell of the notebook, as it ran.
+    """
+    codes = {_resolve(name).__code__: name for name in names}
+    texts = {text.strip() for text in answers if text.strip()}
+    verdict: dict[str, bool] = {}  # filename -> an answer cell's code?
+    called: set[str] = set()
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    parent = os.getpid()
+
+    def is_answer(filename: str) -> bool:
+        if filename not in verdict:
+            verdict[filename] = not filename.startswith(COURSE_DIR) and (
+                "".join(linecache.getlines(filename)).strip() in texts)
+        return verdict[filename]
+
+    def watch(frame, event, arg) -> None:
+        if event != "call" or frame.f_code not in codes:
+            return
+        caller = frame.f_back
+        if caller is not None and is_answer(caller.f_code.co_filename):
+            name = codes[frame.f_code]
+            if os.getpid() == parent:
+                called.add(name)
+            else:
+                with contextlib.suppress(OSError):
+                    os.write(write, (name + "\n").encode())
+
+    before, before_threads = sys.getprofile(), threading.getprofile()
+    sys.setprofile(watch)
+    threading.setprofile(watch)
+    try:
+        yield called
+    finally:
+        sys.setprofile(before)
+        threading.setprofile(before_threads)
+        os.close(write)
+        with contextlib.suppress(OSError):
+            while chunk := os.read(read, 65536):
+                called.update(line for line in chunk.decode().split() if line in
+                              codes.values())
+        os.close(read)
