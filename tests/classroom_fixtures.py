@@ -196,4 +196,10 @@ def build_class(course: Path, clone: Path | None = None) -> dict[str, str]:
         nb.cells.insert(1, nbformat.v4.new_code_cell(
             f"import pathlib\nCLONE = pathlib.Path({str(clone)!r})\n{code}"))
         submit(name, what, nb)
+    delegating = _nb(SOURCE)
+    delegating.cells[_by_id(delegating, "ex5_guarded")].source = (
+        "from course.durable import guarded as _theirs\n\n\n"
+        "def guarded(session_id, step, fn, args, *, store):\n"
+        "    return _theirs(session_id, step, fn, args, store=store)\n")
+    submit("wendy", "the solution, but exercise 5 calls the course's guarded", delegating)
     return students

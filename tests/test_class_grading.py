@@ -166,5 +166,38 @@ def test_clever_cheats_gain_nothing_and_each_is_on_its_row(graded):
                and line.endswith("/solutions") for line in victor), victor
     assert any(line.startswith("victor: sandbox blocked: tried to look up")
                and line.endswith("/rubrics") for line in victor), victor
+    # exercise 5 (13 points) handed to the package's own guarded: the rest is hers
+    assert points(rows, "wendy") == FULL - 13
+    assert "called the course's reference implementation (exercise 5)" in rows["wendy"]["note"]
+    assert "wendy: exercise 5 calls the course's reference course.durable.guard.guarded: " \
+           "scored 0" in lines
     honest = [line for line in lines if line.startswith(("alice", "bob", "carol", "dave"))]
     assert not [line for line in honest if "sandbox blocked" in line or "rewired" in line]
+
+
+def test_no_feedback_quotes_a_hidden_test_or_names_a_grading_folder(graded):
+    """Every student's feedback, wrong, broken and hostile answers included: no line of a
+    hidden test of 25 characters or more, and no folder of the grading machine."""
+    from course.grading.feedback import hidden_lines
+    from course.grading.sandbox import SANDBOX_ROOT
+
+    course, students, _, _ = graded
+    import nbformat
+
+    quotes = [q for q in hidden_lines(nbformat.read(
+        REPO / "solutions" / "week5" / "week5.ipynb", as_version=4)) if len(q) >= 25]
+    assert len(quotes) > 20
+    folders = [str(course), str(REPO), sys.prefix, str(SANDBOX_ROOT)]
+    pages = sorted((course / "feedback").glob("*/week5/week5.html"))
+    # every student's but kim's (not a notebook) and judy's (her kernel died before any score)
+    assert {p.parent.parent.name for p in pages} == set(students) - {"kim", "judy"}
+    for page in pages:
+        import html as _html
+
+        text = _html.unescape(page.read_text())
+        student = page.parent.parent.name
+        # a path the student wrote into their own notebook (mallory's) is theirs to see
+        own = (course / "submitted" / student / "week5" / "week5.ipynb").read_text()
+        found = [q for q in quotes if q in text] + [f for f in folders
+                                                    if f in text and f not in own]
+        assert not found, (student, found[:3])

@@ -424,10 +424,14 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     lines += mine
     stopped = [line for line in mine if " sandbox blocked" in line]
     rewired = [line for line in mine if " rewired the kernel" in line]
+    delegated = [line for line in mine if " calls the course's reference " in line]
     if stopped:
         notes.append(f"sandbox blocked {len(stopped)} attempt(s)")
     if rewired:
         notes.append("rewired the kernel's hooks (put back before each test)")
-    if len(stopped) + len(rewired) < len(mine):
+    if delegated:
+        notes.append("called the course's reference implementation (" + ", ".join(
+            line.split(": ", 1)[1].split(" calls ")[0] for line in delegated) + ")")
+    if len(stopped) + len(rewired) + len(delegated) < len(mine):
         notes.append("test cells edited or deleted (put back)")
     return lines, "; ".join(notes)
