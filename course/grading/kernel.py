@@ -52,8 +52,8 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
     ``writable`` (an audit hook, plus wrappers of ``os.stat``, ``os.lstat`` and
     ``os.access``, which raise no audit event)."""
     fd = os.open(pipe, os.O_WRONLY | os.O_CLOEXEC)
-    inside = tuple(r.rstrip("/") + "/" for r in roots if r != "/")
-    exact = frozenset(r.rstrip("/") or "/" for r in roots)
+    inside = tuple(r.rstrip("/") + "/" for r in roots if r not in ("/", "/tmp", "/dev/shm"))
+    exact = frozenset(r.rstrip("/") or "/" for r in roots if r not in ("/tmp", "/dev/shm"))
     may_write = tuple(w.rstrip("/") + "/" for w in writable)
     # The folders above what is inside exist too (empty but for the way down): looking one
     # up (as resolving a path does) is no attempt; listing one is.
@@ -76,10 +76,13 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
         return False
 
     def note(event: str, path: str, writing: bool) -> None:
-        outside = path not in exact and not path.startswith(inside) and not (
-            event in LOOKS and path in above)
-        # /tmp and /dev/shm are the sandbox's own: what is not in them is someone else's
-        outside = outside or (not writing and path.startswith(PRIVATE) and missing(path))
+        allowed = path in exact or path.startswith(inside)
+        if allowed or (event in LOOKS and path in above):
+            outside = False
+        elif path.startswith(PRIVATE):  # the sandbox's own /tmp: what is not there is
+            outside = not writing and missing(path)  # someone else's
+        else:
+            outside = True
         if writing and not (path + "/").startswith(may_write) and path != "/dev/null":
             say(f"tried to write {path}" + (" (outside the sandbox)" if outside else
                                             " (outside its scratch folder)"))

@@ -101,6 +101,19 @@ def answer_sources(nb) -> list[str]:
             and c.get("metadata", {}).get("nbgrader", {}).get("solution")]
 
 
+def with_marker(source: str, line: str) -> str | None:
+    """``source`` with ``line`` after its last statement, or None where that would change
+    what the cell does: its last statement is an expression (its value is the cell's
+    result, which nbgrader reads as partial credit), or it is not plain Python."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:  # an IPython magic, or a student's syntax error in a test cell
+        return None
+    if body and isinstance(body[-1], ast.Expr):
+        return None
+    return f"{source}\n{line}"
+
+
 def failed_check(cell: NotebookNode, why: str) -> None:
     """Make ``cell`` fail (an error output), unless it already failed."""
     if any(o.get("output_type") == "error" for o in cell.outputs):
@@ -173,7 +186,9 @@ class TestGuard:
             self.rewired.update(dict.fromkeys(before["rewired"]))
         nonce, marker = secrets.token_hex(16), f"_grading_ran_{secrets.token_hex(6)}"
         source = cell.source
-        cell.source = f"{source}\n{marker} = {nonce[:16]!r}"
+        marked = with_marker(source, f"{marker} = {nonce[:16]!r}")
+        cell.source = marked or source
+        marker = marker if marked else None
         try:
             result = await execute()
         finally:
@@ -186,7 +201,7 @@ class TestGuard:
             failed_check(cell, "something rewired the kernel while this test ran ("
                                + ", ".join(after["rewired"]) + ")")
             self.rewired.update(dict.fromkeys(after["rewired"]))
-        elif not after["ran"]:
+        elif marker and not after["ran"]:
             failed_check(cell, "this test did not run to its end: something in the "
                                "notebook changed how cells run")
         if after and after["delegated"]:
