@@ -82,9 +82,13 @@ def allowed_paths() -> list[str]:
     """Every path of the machine a graded kernel may read, besides its scratch folder:
     the system, then the environment with the folders its links lead to (skipping what
     the system folders already hold)."""
-    extra = [p for p in with_link_targets(environment_paths()) if os.path.exists(p)]
-    extra = [p for p in extra if not p.startswith(tuple(s + "/" for s in SYSTEM))
-             and p not in SYSTEM]
+    system = (*SYSTEM, *SYSTEM_LINKS)
+
+    def in_system(path: str) -> bool:  # bound or linked already
+        return path in system or path.startswith(tuple(s + "/" for s in system))
+
+    own = [p for p in environment_paths() if not in_system(p)]  # an interpreter in /usr
+    extra = [p for p in with_link_targets(own) if os.path.lexists(p) and not in_system(p)]
     return [*SYSTEM, *dict.fromkeys(extra)]
 
 
