@@ -17,9 +17,13 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
   merged into one gradebook by :mod:`course.grading.merge` (one transaction per student,
   hand grades of unchanged answers kept); :mod:`course.grading.late`: due dates and the
   late penalty in nbgrader's terms.
-- :mod:`course.grading.sandbox` / :mod:`course.grading.jail`: the notebook time budget
-  and the sandboxed kernel; :mod:`course.grading.restore`: quiet test-cell restore;
-  :mod:`course.grading.feedback`: feedback without hidden tests;
+- :mod:`course.grading.sandbox`: the notebook time budget, the test guard and the
+  sandboxed kernel; :mod:`course.grading.jail`: the sandbox's allow-list (bubblewrap);
+  :mod:`course.grading.kernel`: the graded kernel's entry point (attempts pipe);
+  :mod:`course.grading.intact`: the kernel's hooks put back before every test;
+  :mod:`course.grading.references`: each exercise's reference implementation, watched;
+  :mod:`course.grading.restore`: quiet test-cell restore;
+  :mod:`course.grading.feedback`: feedback without hidden tests or grading paths;
   :mod:`course.grading.rubric`: rubrics for graders.
 - :mod:`course.grading.edition` / :mod:`course.grading.selfcheck`: the student edition
   and its visible-tests-only ``make check``.
