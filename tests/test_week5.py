@@ -474,3 +474,21 @@ def test_make_check_without_a_week_grades_every_week_and_ends_with_a_total(monke
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-3:] == ["week1: 1/4", "week5: 4/4", "total: 5/8"]
     assert 5 in grading.weeks_with_notebooks()
+
+
+@pytest.mark.slow
+def test_make_check_tells_a_learner_whose_answer_calls_the_courses_guarded(tmp_path, capsys):
+    """A learner's own run: exercise 5 handed to course.durable.guarded scores 0 and
+    ``make check`` says why, once, besides the failed tests' messages."""
+    nb = nbformat.read(SOURCE, as_version=4)
+    [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+              == "ex5_guarded"]
+    cell.source = ("from course.durable import guarded as _theirs\n\n\n"
+                   "def guarded(session_id, step, fn, args, *, store):\n"
+                   "    return _theirs(session_id, step, fn, args, store=store)\n")
+    nbformat.write(nb, tmp_path / "week5.ipynb")
+    assert grading.main(["--week", "5", "--submission", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    line = "note: exercise 5 calls the course's reference course.durable.guard.guarded: scored 0"
+    assert out.count(line) == 1, out[-2000:]
+    assert "your answer calls course.durable.guard.guarded" in out
