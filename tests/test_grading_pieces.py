@@ -132,6 +132,7 @@ seen["uid"] = os.getuid()
 seen["processes"] = [open(f"/proc/{pid}/cmdline").read().split(chr(0))[0]
                      for pid in os.listdir("/proc") if pid.isdigit()]
 seen["course"] = sorted(os.listdir(repo))
+seen["environment"] = sorted(os.environ)
 print(seen)
 """
 
@@ -159,6 +160,8 @@ def test_a_sandboxed_kernel_reaches_only_what_it_is_allowed(tmp_path, monkeypatc
     a lookup (``is_dir``) and a glob included."""
     log = tmp_path / "sandbox.log"
     monkeypatch.setenv("COURSE_GRADING_NOTES", str(log))
+    monkeypatch.setenv("DB_URL", "postgresql://grader:hunter2@db/course")  # a make variable
+    monkeypatch.setenv("MAKEFLAGS", " -- DB_URL=postgresql://grader:hunter2@db/course")
     where = tmp_path / "autograded" / "mallory" / "week5"
     where.mkdir(parents=True)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
@@ -172,6 +175,9 @@ def test_a_sandboxed_kernel_reaches_only_what_it_is_allowed(tmp_path, monkeypatc
     # repository lies below /tmp, what the notebook wrote into its own private /tmp)
     assert seen["glob"] == [] and {"course"} <= set(seen["course"]), seen["course"]
     assert not {"solutions", "rubrics", ".git", "gradebook.db"} & set(seen["course"])
+    # the grader's environment stays out (an allow-list): no make variable, no credential
+    assert not {"DB_URL", "MAKEFLAGS", "COURSE_GRADING_NOTES"} & set(seen["environment"])
+    assert "hunter2" not in nb.cells[0].outputs[0].text
     assert not (REPO / "planted.txt").exists()
     # a network namespace of its own: loopback only, where nothing of the machine listens
     assert seen["mine.txt"] == "written" and seen["uid"] != 0

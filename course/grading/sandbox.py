@@ -35,7 +35,9 @@ does the same job. Every attempt to reach a path outside the walls, or to write
 outside the scratch folder, goes down a pipe the grader owns and reads, prefixed with
 the student's name, to ``COURSE_GRADING_NOTES``.
 
-What it cannot stop: it bounds neither memory nor processes (the time budget bounds CPU
+The kernel inherits only an allow-listed environment (:data:`KERNEL_ENV`): no ``make``
+variable, credential or token of the grader's. What it cannot stop: it bounds neither
+memory nor processes (the time budget bounds CPU
 time per notebook); a notebook still reads what the walls let in (the system, the
 virtualenv, the ``course`` package and its reference implementations); code that
 bypasses Python (ctypes, a subprocess) is held by the walls but goes unlogged.
@@ -520,13 +522,20 @@ def unprivileged_gid() -> int:
     return unprivileged_account().pw_gid
 
 
+# What a graded kernel may inherit from the grader's environment: an allow-list, like the
+# file system. Everything else (a `make` variable such as DB_URL=postgresql://user:pass@...,
+# an API key, the hub's token, MAKEFLAGS) stays out: a notebook could print it into the
+# feedback its student gets back.
+KERNEL_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONNOUSERSITE",
+              "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "VIRTUAL_ENV",
+              "JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "COURSE_PG_USER", "COURSE_PG_BINDIR")
+
+
 def sandbox_env(env, scratch: Path) -> dict[str, str]:
-    """The kernel's environment: the grader's, minus what names grading machinery or
-    could authenticate anywhere, with ``HOME`` and temporary folders in ``scratch``."""
+    """The kernel's environment: only :data:`KERNEL_ENV` (and ``LC_*``) of the grader's,
+    with ``HOME`` and temporary folders in ``scratch``."""
     kept = {key: value for key, value in env.items()
-            if not key.startswith(("COURSE_SANDBOX", "COURSE_GRADING", "JPY_",
-                                   "JUPYTERHUB_", "JUPYTER_RUNTIME", "GIT_"))
-            and "TOKEN" not in key and "SECRET" not in key and "PASSWORD" not in key}
+            if key in KERNEL_ENV or key.startswith("LC_")}
     return {**kept, "HOME": str(scratch), "TMPDIR": str(scratch / "tmp"),
             "MPLCONFIGDIR": str(scratch / "tmp"), "IPYTHONDIR": str(scratch / ".ipython"),
             "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "PWD": str(scratch)}
