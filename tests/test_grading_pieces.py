@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from classroom_fixtures import NEUTER
 from nbclient import NotebookClient
 
 from course.grading import rubric
@@ -269,18 +270,6 @@ def test_feedback_never_quotes_a_hidden_test_or_names_a_grading_folder():
     assert out.cells[1].outputs[0].text == "…/ada-x1/data.csv\n"
 
 
-NEUTER = r'''
-import ast, io, sys
-class Swallow(ast.NodeTransformer):
-    def visit_Module(self, node):
-        catch = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None,
-                                  body=[ast.Pass()])
-        return ast.fix_missing_locations(ast.Module(
-            body=[ast.Try(body=node.body or [ast.Pass()], handlers=[catch], orelse=[],
-                          finalbody=[])], type_ignores=[]))
-get_ipython().ast_transformers.append(Swallow())
-sys.stderr = io.StringIO()
-'''
 # A thread that puts the transformer back whenever the grader takes it away.
 STUBBORN = NEUTER + r'''
 import threading, time

@@ -37,7 +37,7 @@ ATTEMPTS_INSIDE = "/run/grading/attempts"
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM = ("/usr", "/etc", "/sys")  # /sys: what numpy and psutil read about the CPUs
 PACKAGE = Path(__file__).resolve().parents[1]  # course/
-INSIDE_ONLY = ("/proc", "/dev", "/tmp", "/run/grading")
+INSIDE_ONLY = ("/proc", "/dev", "/run/grading")  # /tmp and /dev/shm: kernel.PRIVATE
 
 
 def bwrap() -> str | None:

@@ -52,8 +52,8 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
     ``writable`` (an audit hook, plus wrappers of ``os.stat``, ``os.lstat`` and
     ``os.access``, which raise no audit event)."""
     fd = os.open(pipe, os.O_WRONLY | os.O_CLOEXEC)
-    inside = tuple(r.rstrip("/") + "/" for r in roots if r not in ("/", "/tmp", "/dev/shm"))
-    exact = frozenset(r.rstrip("/") or "/" for r in roots if r not in ("/tmp", "/dev/shm"))
+    inside = tuple(r.rstrip("/") + "/" for r in roots if r != "/")
+    exact = frozenset(r.rstrip("/") or "/" for r in roots)
     may_write = tuple(w.rstrip("/") + "/" for w in writable)
     # The folders above what is inside exist too (empty but for the way down): looking one
     # up (as resolving a path does) is no attempt; listing one is.

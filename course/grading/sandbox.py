@@ -362,10 +362,7 @@ def availability() -> str:
         missing = [tool for tool in ("unshare", "mount") if not shutil.which(tool)]
         if missing:
             return f"{' and '.join(missing)} not found (util-linux): no sandbox"
-        from course.storage.accounts import unprivileged_account
-
-        account = unprivileged_account()
-        return jail.works(user=fresh_uid(), group=account.pw_gid)
+        return jail.works(user=fresh_uid(), group=_unprivileged().pw_gid)
     return jail.works()
 
 
@@ -463,8 +460,11 @@ class SandboxedKernelManager(GradingKernelManager):
         # and bubblewrap ending takes the sandbox with it.
         self.kernel_spec.interrupt_mode = "message"
         cmd, kw = await AsyncKernelManager._async_pre_start_kernel(self, **kw)
+        # as root: a fresh uid outside; inside, the course's unprivileged account (a name
+        # Postgres can look up), with its group
+        inside = _unprivileged() if root else None
         uid = fresh_uid() if root else None
-        gid = unprivileged_gid() if root else None
+        gid = inside.pw_gid if inside else None
         self._seed(scratch, Path(kw.get("cwd") or "."))
         plan = self._guard_plan(scratch)
         self._attempts = AttemptsPipe(place / f"{scratch.name}.attempts", uid)
@@ -479,16 +479,15 @@ class SandboxedKernelManager(GradingKernelManager):
                 os.lchown(path, uid, gid)
             os.chown(scratch, uid, gid)
             os.chmod(scratch, 0o700)
-        inside = jail.command(cmd, scratch=str(scratch), attempts=str(self._attempts.path),
-                              uid=unprivileged_account_uid() if root else None,
-                              gid=gid)
+        walled = jail.command(cmd, scratch=str(scratch), attempts=str(self._attempts.path),
+                              uid=inside.pw_uid if inside else None, gid=gid)
         if root:
             from course.storage.reach import as_account
 
-            inside = as_account(uid, gid, jail.environment_paths(), inside)
+            walled = as_account(uid, gid, jail.environment_paths(), walled)
         kw["env"] = sandbox_env(kw.get("env") or os.environ, scratch)
         kw.pop("cwd", None)
-        return inside, kw
+        return walled, kw
 
     @staticmethod
     def _seed(scratch: Path, origin: Path) -> None:
@@ -510,16 +509,10 @@ class SandboxedKernelManager(GradingKernelManager):
         _remove_in_background(scratch)
 
 
-def unprivileged_account_uid() -> int:
+def _unprivileged():
     from course.storage.accounts import unprivileged_account
 
-    return unprivileged_account().pw_uid
-
-
-def unprivileged_gid() -> int:
-    from course.storage.accounts import unprivileged_account
-
-    return unprivileged_account().pw_gid
+    return unprivileged_account()
 
 
 # What a graded kernel may inherit from the grader's environment: an allow-list, like the
