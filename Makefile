@@ -127,7 +127,7 @@ check: setup
 	$(BIN)/python -m course.grading $(if $(WEEK),--week $(WEEK)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
 lint: setup
-	$(BIN)/ruff check course tests bench scripts
+	$(BIN)/ruff check course tests bench scripts solutions
 
 # Resolves as an unprivileged user (a student is never root): scripts/lock.py.
 lock: setup

@@ -17,6 +17,10 @@ HERE = Path(__file__).resolve().parent
 c.CourseDirectory.course_id = "crash-resume"  # used by the exchange (nbgrader collect)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "."
+# A week's declaration and its known wrong and right answers (course/grading/declaration.py)
+# sit beside its source notebook; nbgrader copies neither into a release or a submission.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
+                            "week.toml", "answers"]
 
 # The exchange nbgrader release_assignment / collect / release_feedback use. Default:
 # exchange/ in this repository (git ignores it; `make to-students` creates it writable by

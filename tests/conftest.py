@@ -1,6 +1,8 @@
 """Shared fixtures: a fresh CloudWave world per test, in a temporary folder.
 
-Also the CI hooks of :mod:`ci`: under CI a skipped Postgres or browser test fails the run.
+Also the CI hooks of :mod:`ci` (under CI a skipped Postgres or browser test fails the run)
+and the week collector of :mod:`weeks`: every ``tests/test_weekN.py`` is collected with the
+checks every declared week gets, and its ``declared`` and ``pipeline`` fixtures.
 """
 
 from __future__ import annotations
@@ -18,8 +20,34 @@ from fixtures_pg import (  # noqa: F401
     postgres_store,
     postgres_uri,
 )
+from weeks import WEEK_MODULE, Grading, WeekModule, grade_week, parametrize_answers, week_number
 
+from course.grading.declaration import load
 from course.world import World
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    if WEEK_MODULE.fullmatch(module_path.name):
+        return WeekModule.from_parent(parent, path=module_path)
+    return None
+
+
+def pytest_generate_tests(metafunc):
+    parametrize_answers(metafunc)
+
+
+@pytest.fixture(scope="module")
+def declared(request):
+    """The declaration of the week whose module this is (``test_weekN.py``)."""
+    return load(week_number(request.module.__file__))
+
+
+@pytest.fixture(scope="module")
+def pipeline(request, declared, tmp_path_factory):
+    """The week's one grading run (:func:`weeks.grade_week`), with what its module adds
+    (``GRADING``)."""
+    root = tmp_path_factory.mktemp(f"week{declared.number}-grading")
+    return grade_week(declared, root, getattr(request.module, "GRADING", None) or Grading())
 
 
 @pytest.fixture

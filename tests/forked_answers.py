@@ -15,7 +15,7 @@ with nbgrader (:mod:`weeks`' bundle) and checks the others here:
   stderr: through ``sys.stderr`` now or any stream the kernel gave out before, or through
   file descriptor 2, where a process it starts writes (as in ``make check``, where the
   kernel captures it). The message is worded as the course's report words it
-  (:func:`course.grading.autograde._outcomes`).
+  (:func:`course.grading.verdict.failure`, which ``make check`` uses too).
 - The parent goes on with the solution, to the next exercise.
 
 What a child does not show: whether the answer breaks a later exercise (the bundled wrong
@@ -41,7 +41,10 @@ import signal
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from course.grading.declaration import Week
 
 HARNESS = """\
 import sys as _probe_sys
@@ -54,41 +57,30 @@ _check_in_children({out!r}, {answers!r}, {cells!r}, {tests!r}, cell_timeout_s={c
 SOLUTION = "solution-ex{}"  # the name of the child that runs the solution's own answer
 
 
-def probe_notebook(solution: Path, answers: dict[int, dict[str, dict[str, str]]],
+def probe_notebook(week: Week, answers: dict[int, dict[str, dict[str, str]]],
                    out: Path, *, cell_timeout_s: float, timeout_s: float = 300) -> Any:
-    """The solution notebook with a forking cell before the first answer cell of every
-    exercise in ``answers`` (``{exercise: {answer name: {answer grade_id: new source}}}``),
-    plus, for each such exercise, a child named ``solution-exN`` that changes nothing. Each
-    child's verdicts go to ``out/<answer name>.json``. The cells a child runs: every code
-    cell from its exercise's first answer cell to its last test cell."""
+    """``week``'s solution notebook with a forking cell before the first answer cell of
+    every exercise in ``answers`` (``{exercise: {answer name: {answer grade_id: new
+    source}}}``), plus, for each such exercise, a child named ``solution-exN`` that changes
+    nothing. Each child's verdicts go to ``out/<answer name>.json``. The cells a child
+    runs: every code cell from its exercise's first answer cell to its last test cell."""
     import nbformat
-    from weeks import _cells_by_exercise  # tests/ is on the path
 
-    from course.grading.references import references
-
-    nb = nbformat.read(solution, as_version=4)
-    by_exercise: dict[int, list[str]] = {}
-    tests: dict[int, list[str]] = {}
-    for number, kind, cell in _cells_by_exercise(solution):
-        grade_id = cell.metadata["nbgrader"]["grade_id"]
-        by_exercise.setdefault(number, []).append(grade_id)
-        if kind == "test":
-            tests.setdefault(number, []).append(grade_id)
+    nb = nbformat.read(week.notebook, as_version=4)
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
-    digits = solution.stem.removeprefix("week")
-    week = int(digits) if solution.stem.startswith("week") and digits.isdigit() else None
     inserts = []
-    for exercise, named in answers.items():
-        assert SOLUTION.format(exercise) not in named, f"{SOLUTION.format(exercise)} is taken"
-        first, last = ids.index(by_exercise[exercise][0]), ids.index(by_exercise[exercise][-1])
+    for number, named in answers.items():
+        exercise = week.exercise(number)
+        assert SOLUTION.format(number) not in named, f"{SOLUTION.format(number)} is taken"
+        first = min(ids.index(g) for g in exercise.answers)
+        last = max(ids.index(g) for g in exercise.tests)
         span = [(ids[i], nb.cells[i].source) for i in range(first, last + 1)
                 if nb.cells[i].cell_type == "code"]
-        answer_ids = [g for g in by_exercise[exercise] if g not in tests[exercise]]
         source = HARNESS.format(here=str(Path(__file__).parent), out=str(out),
-                                answers={SOLUTION.format(exercise): {}, **named}, cells=span,
-                                tests=tests[exercise], cell=cell_timeout_s, timeout_s=timeout_s,
-                                references=list(references(week, exercise)),
-                                ids=answer_ids)
+                                answers={SOLUTION.format(number): {}, **named}, cells=span,
+                                tests=list(exercise.tests), cell=cell_timeout_s,
+                                timeout_s=timeout_s, references=list(exercise.references),
+                                ids=list(exercise.answers))
         inserts.append((first, nbformat.v4.new_code_cell(source)))
     for index, cell in sorted(inserts, key=lambda pair: -pair[0]):
         nb.cells.insert(index, cell)
@@ -166,6 +158,7 @@ def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
 
     from course.grading.references import message as delegation
     from course.grading.references import watching
+    from course.grading.verdict import failure
 
     stderr, fd_err = streams
     sys.stderr = stderr
@@ -188,18 +181,12 @@ def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
         error = result.error_before_exec or result.error_in_exec
         fd_err.seek(before_fd)
         wrote = stderr.getvalue()[before:] + fd_err.read().decode(errors="replace")
-        said = next((line for line in wrote.splitlines() if line.strip()), "")
-        raised = f"{type(error).__name__}: {error}".strip().rstrip(":") if error else ""
-        if isinstance(error, NotImplementedError):  # as the course's report says it
-            raised = "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
+        message = failure(type(error).__name__ if error else None, str(error) if error else None,
+                          wrote, delegation(called) if called else "")
         if grade_id in edits:
             if error and verdicts["answer"][0]:
-                verdicts["answer"] = [False, raised]
+                verdicts["answer"] = [False, message]
         elif grade_id in tests:
-            message = raised or (f"the test wrote to stderr, which nbgrader scores 0: "
-                                 f"{said.strip()[:100]}" if wrote.strip() else "")
-            message = message or (f"GradingCheckFailed: {delegation(called)}" if called
-                                  else "")
             verdicts["tests"][grade_id] = [not message, message]
     verdicts["ended"] = "finished"
     return verdicts

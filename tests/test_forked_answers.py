@@ -13,6 +13,8 @@ import pytest
 from forked_answers import probe_notebook
 from weeks import RUN_PROBE, errors_in, nbgrader_cell, start
 
+from course.grading.declaration import Exercise, Week
+
 pytestmark = pytest.mark.slow
 
 SETUP = ("import logging, sys\n"
@@ -58,11 +60,12 @@ def test_each_child_says_what_nbgrader_would_and_the_parent_goes_on(tmp_path):
         nbgrader_cell(HIDDEN, grade_id="ex1_hidden", grade=True, points=1),
         nbformat.v4.new_code_cell(AFTER),
     ])
-    solution = tmp_path / "tiny.ipynb"
-    nbformat.write(notebook, solution)
+    week = Week(1, "tiny", "", tmp_path, (Exercise(1, "double", 2, ("ex1",), ("ex1_visible",),
+                                                   ("ex1_hidden",)),))
+    nbformat.write(notebook, week.notebook)
     probe = tmp_path / "probe" / "tiny.ipynb"
     probe.parent.mkdir()
-    nbformat.write(probe_notebook(solution, {1: ANSWERS}, tmp_path / "verdicts",
+    nbformat.write(probe_notebook(week, {1: ANSWERS}, tmp_path / "verdicts",
                                   cell_timeout_s=2, timeout_s=10), probe)
     done = start("-c", RUN_PROBE, str(probe))
     _, err = done.communicate(timeout=300)

@@ -18,7 +18,7 @@ WRITTEN = nbformat.v4.new_markdown_cell("Because it is.")
 WRITTEN.metadata["nbgrader"] = {"schema_version": 3, "task": False, "locked": False,
                                 "grade": True, "solution": True, "points": 2, "grade_id": "why"}
 CELLS = [
-    nbformat.v4.new_markdown_cell("## Exercise 1 — the answer (10 points)"),
+    nbformat.v4.new_markdown_cell("# Week 8 — tiny\n\n## Exercise 1 — the answer (10 points)"),
     nbgrader_cell("def answer():\n    ### BEGIN SOLUTION\n    return 42\n    ### END SOLUTION",
                   solution=True, grade_id="answer"),
     nbgrader_cell("# Exercise 1, hidden test\n### BEGIN HIDDEN TESTS\nassert answer() == 42\n"
@@ -33,9 +33,27 @@ CELLS = [
 ]
 
 
+DECLARATION = """
+title = "tiny"
+gains = "nothing"
+
+[[exercises]]
+number = 1
+title = "the answer"
+points = 10
+answers = ["answer"]
+visible = ["fails", "partial", "stderr"]
+hidden = ["passes"]
+
+[[written]]
+id = "why"
+points = 2
+"""
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    root = tiny_course(tmp_path_factory.mktemp("tiny"), 8, CELLS)
+    root = tiny_course(tmp_path_factory.mktemp("tiny"), 8, CELLS, DECLARATION)
     submission = root / "student"
     submission.mkdir()
     shutil.copy(root / "solutions" / "week8" / "week8.ipynb", submission)

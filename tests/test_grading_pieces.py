@@ -321,25 +321,6 @@ def test_an_honest_notebook_is_not_called_a_rewirer(tmp_path, monkeypatch):
     assert not notes.exists() or notes.read_text() == ""
 
 
-def test_every_declared_reference_is_a_function_of_an_exercise_that_exists():
-    """course/grading/references.py: each reference resolves to a function of the package,
-    and each exercise it is declared for has test cells in its week's source."""
-    import importlib
-
-    from weeks import _cells_by_exercise, source_of
-
-    from course.grading.references import REFERENCES
-
-    for week, exercises in REFERENCES.items():
-        tested = {n for n, kind, _ in _cells_by_exercise(source_of(week)) if kind == "test"}
-        for exercise, names in exercises.items():
-            assert exercise in tested, f"week {week} has no exercise {exercise} with tests"
-            for name in names:
-                module, _, attr = name.rpartition(".")
-                found = getattr(importlib.import_module(module), attr)
-                assert callable(found) and found.__module__ == module, name
-
-
 def test_a_reference_called_under_another_name_is_seen_from_answers_only(tmp_path):
     """The watch sees the reference through an alias and from a forked child, and not when
     code that is not an answer (a test, the package itself) calls it."""

@@ -1,12 +1,11 @@
-"""Week 5: the notebooks, the nbgrader pipeline and ``make check``.
+"""Week 5: its own tests: the checks helpers, ``make check``'s command line and what the one
+grading run adds for week 5 (``GRADING``).
 
-The shared suite (``tests/weeks.py``'s ``week_suite``): ONE nbgrader run grades the solution,
-the known-wrong answers, and a keyless charge whose student also tampered with the tests,
-keeping its course folder (the freshly generated release and the executed solution are
-checked too), while ``make check WEEK=5`` runs on the untouched release and a tiny week
-whose notebooks loop or die is graded in the background. Exercise 4's and 7's tests use
-exercise 2's and 3's answers, so the wrong answers are grouped by :func:`_rounds` (no two in
-a notebook share a cell or an expected failure), not one per exercise.
+The checks every declared week gets (``tests/weeks.py``, from ``solutions/week5/week.toml`` and
+its answer files in ``solutions/week5/answers/``) are collected here by ``tests/conftest.py``;
+the grading run
+also grades a keyless charge whose student tampered with the tests, and, in the
+background, a tiny week whose notebooks loop or die.
 """
 
 from __future__ import annotations
@@ -18,16 +17,14 @@ import pytest
 from weeks import (
     NBGRADER_WARNINGS,
     REPO,
-    Wrong,
+    Grading,
     cells,
     grade_in_a_process,
     nbgrader_cell,
     release_of,
-    replacing,
     reports_of,
     source_of,
     tiny_course,
-    week_suite,
 )
 
 from course.classroom.lab import first_notebook
@@ -68,7 +65,7 @@ def test_nbgrader_config_points_at_solutions_and_the_repo_root():
 
 
 def test_make_lab_opens_the_first_week_that_exists():
-    weeks = sorted(REPO.glob("week[1-6]/*.ipynb"))
+    weeks = sorted(REPO.glob("week*/*.ipynb"), key=lambda p: int(p.parent.name[4:]))
     assert RELEASE in weeks
     assert first_notebook() == weeks[0]
 
@@ -222,197 +219,17 @@ def _keyless_and_tampered(source: Path, target: Path) -> Path:
     return target
 
 
-# ------------------------------------------------------------ known-wrong answers
-def _prepend(lines: str, old: str, new: str):
-    """An edit: ``lines`` on top of the cell, and ``old`` replaced by ``new``."""
-    swap = replacing(old, new)
-    return lambda source: lines + "\n\n\n" + swap(source)
-
-
-KEY = "    return f\"{state['thread_id']}:charge:{state['invoice_id']}\""
-EMAIL_KEY = "    return f\"{state['thread_id']}:{template}:{state['customer_id']}\""
-CHARGE_CALL = "currency=state[\"currency\"], idempotency_key=charge_key(state))"
-RECONCILE = (
-    "    answer = charge(state, world)[\"charge\"]"
-    "  # the same key and parameters as the first try\n"
-    "    return {\"charge\": answer, \"reconciled\": answer[\"replayed\"], \"log\": [\"charge\"]}")
-BUSY = """    from course.world import KeyInUse
-
-    try:
-        answer = charge(state, world)["charge"]
-    except KeyInUse:
-{handling}
-    return {{"charge": answer, "reconciled": answer["replayed"], "log": ["charge"]}}"""
-GUARD_CALL = """    try:
-        result = fn(**args, idem_key=key)
-    except Exception as error:
-        if getattr(error, "effect_landed", None) is False:
-            store.clear(rid)  # a definite refusal: nothing happened, nothing to reconcile
-        raise  # anything else: the outcome is unknown, the intent stays in flight"""
-RELAY = """    for row in pending:
-        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])
-        with transaction(conn):
-            conn.execute("UPDATE outbox SET status = 'sent' WHERE id = ?", (row["id"],))"""
-NODES = ('    nodes = {"parse": parse, "retrieve": retrieve, "charge": charge, '
-         '"email": email}')
-
-# name: Wrong(exercise, edits of the solution, the test cells of its exercise it must
-# fail). Each is a mistake students make; the name starts with its exercise.
-WRONG_ANSWERS = {
-    # the course's own implementations, called instead of written (course/grading/references.py)
-    "ex3_calls_the_courses_email": Wrong(3, {"ex3_email": lambda old: old + (
-        "\n\nimport course.cloudwave.nodes as _nodes\n\n\n"
-        "def email(state, world):\n    return _nodes.email_keyed(state, world)\n")},
-        {"ex3_one_refund_mail", "ex3_email_keys"}),
-    "ex5_calls_the_courses_guarded": Wrong(5, {"ex5_guarded": (
-        "from course.durable import guarded as _theirs\n\n\n"
-        "def guarded(session_id, step, fn, args, *, store):\n"
-        "    return _theirs(session_id, step, fn, args, store=store)\n")},
-        {"ex5_intent_before_result_after", "ex5_real_kill_needs_reconcile",
-         "ex5_key_passed_downstream", "ex5_refusal_mismatch_and_empty_result"}),
-    # a key must be the same in a genuinely new process that re-runs the code
-    "ex2_salted_key": Wrong(2, {"ex2_charge": _prepend(
-        "import uuid\n\nKEY_SALT = uuid.uuid4().hex[:8]  # one per deployment",
-        KEY, KEY[:-1] + ":{KEY_SALT}\"")}, {"ex2_key_same_in_new_process"}),
-    # "no clock" means every clock, not only time.time
-    "ex2_hourly_key": Wrong(2, {"ex2_charge": _prepend(
-        "import time", KEY, KEY[:-1] + ":{int(time.monotonic() // 3600)}\"")},
-        {"ex2_key_has_no_time_or_randomness"}),
-    # two invoices of the same amount for one customer in one thread
-    "ex2_amount_key": Wrong(2, {"ex2_charge": replacing(
-        KEY, "    return f\"{state['thread_id']}:{state['customer_id']}:{state['cents']}"
-        "{state['currency']}\"")}, {"ex2_keys_never_collide"}),
-    # the invoice's own currency
-    "ex2_usd_only": Wrong(2, {"ex2_charge": replacing(
-        CHARGE_CALL, "currency=\"usd\", idempotency_key=charge_key(state))")},
-        {"ex2_keys_never_collide"}),
-    # a key on every money tool
-    "ex2_keyless_refund": Wrong(2, {"ex2_refund_and_pause": replacing(
-        ",\n        idempotency_key=f\"{state['thread_id']}:refund:{state['invoice_id']}\")",
-        ")")}, {"ex2_every_money_tool_keyed"}),
-    # the same template in two conversations is two mails
-    "ex3_key_without_thread": Wrong(3, {"ex3_email": replacing(
-        EMAIL_KEY, "    return f\"{template}:{state['customer_id']}\"")}, {"ex3_email_keys"}),
-    "ex3_dated_key": Wrong(3, {"ex3_email": _prepend(
-        "from datetime import date", EMAIL_KEY, EMAIL_KEY[:-1] + ":{date.today()}\"")},
-        {"ex3_email_keys"}),
-    # Stripe has no lookup by key (what the lesson used to teach)
-    "ex4_find_by_key": Wrong(4, {"ex4_reconcile": replacing(RECONCILE, """\
-    landed = world.billing.find_by_key(charge_key(state))
-    if landed is not None:
-        return {"charge": landed, "reconciled": True, "log": ["charge"]}
-    return {**charge(state, world), "reconciled": False}""")}, {"ex4_lost_200_is_reconciled"}),
-    # an answer made up while the first call is in flight
-    "ex4_made_up_answer": Wrong(4, {"ex4_reconcile": replacing(RECONCILE, BUSY.format(handling=(
-        "        answer = {\"id\": \"pending\", \"status\": \"captured\", \"replayed\": True}"
-    )))}, {"ex4_not_landed_or_in_flight"}),
-    # "nothing yet" returned while the first call is in flight
-    "ex4_none_when_busy": Wrong(4, {"ex4_reconcile": replacing(RECONCILE, BUSY.format(handling=(
-        "        return {\"charge\": None, \"reconciled\": False, \"log\": [\"charge\"]}"
-    )))}, {"ex4_not_landed_or_in_flight"}),
-    # a new key when the first one is busy
-    "ex4_new_key_when_busy": Wrong(4, {"ex4_reconcile": replacing(RECONCILE, BUSY.format(handling=(
-        "        answer = world.billing.charge(\n"
-        "            customer_id=state[\"customer_id\"], invoice_id=state[\"invoice_id\"],\n"
-        "            cents=state[\"cents\"], currency=state[\"currency\"],\n"
-        "            idempotency_key=charge_key(state) + \":retry\")"
-    )))}, {"ex4_not_landed_or_in_flight"}),
-    # the guard as first taught: nothing decided when fn raises (and no argument check)
-    "ex5_no_refusal_handling": Wrong(5, {"ex5_guarded": replacing(
-        GUARD_CALL, "    result = fn(**args, idem_key=key)")},
-        {"ex5_refusal_mismatch_and_empty_result"}),
-    # "done" taken to mean "has a truthy result"
-    "ex5_truthy_done": Wrong(5, {"ex5_guarded": replacing(
-        'if record.status == "done":', "if record.result:")},
-        {"ex5_refusal_mismatch_and_empty_result"}),
-    # every error clears the intent, timeouts included
-    "ex5_clears_on_any_error": Wrong(5, {"ex5_guarded": replacing(
-        '        if getattr(error, "effect_landed", None) is False:\n',
-        "        if error:\n")}, {"ex5_refusal_mismatch_and_empty_result"}),
-    # a guard key salted with the process id
-    "ex5_pid_in_key": Wrong(5, {"ex5_guarded": replacing(
-        "    key = idem_key(session_id, step, args)",
-        "    import os\n\n    key = f\"{idem_key(session_id, step, args)[:16]}-{os.getpid()}\"")},
-        {"ex5_key_passed_downstream"}),
-    # the relay marks every pending message, also one queued while it ran
-    "ex6_marks_all_pending": Wrong(6, {"ex6_outbox": replacing(RELAY, """    for row in pending:
-        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])
-    with transaction(conn):
-        conn.execute("UPDATE outbox SET status = 'sent' WHERE status = 'pending'")""")},
-        {"ex6_kill_between_post_and_mark"}),
-    # marked all at the end: a failure part-way leaves the posted ones pending
-    "ex6_marks_at_the_end": Wrong(6, {"ex6_outbox": replacing(RELAY, """    posted = []
-    for row in pending:
-        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])
-        posted.append(row["id"])
-    with transaction(conn):  # everything posted, marked in one go
-        for message_id in posted:
-            conn.execute("UPDATE outbox SET status = 'sent' WHERE id = ?", (message_id,))""")},
-        {"ex6_kill_between_post_and_mark"}),
-    # marked before it is posted
-    "ex6_marks_before_posting": Wrong(6, {"ex6_outbox": replacing(RELAY, """    for row in pending:
-        with transaction(conn):
-            conn.execute("UPDATE outbox SET status = 'sent' WHERE id = ?", (row["id"],))
-        webhook.post(row["event"], json.loads(row["payload"]), idempotency_key=row["id"])""")},
-        {"ex6_kill_between_post_and_mark"}),
-    # the course's nodes instead of the student's own
-    "ex7_course_nodes": Wrong(7, {"ex7_graph": replacing(NODES, """\
-    from course.cloudwave import charge_keyed, email_keyed
-
-    nodes = {"parse": parse, "retrieve": retrieve,
-             "charge": charge_keyed, "email": email_keyed}""")},
-        {"ex7_kill_anywhere"}),
-    # the receipt before the charge
-    "ex7_email_first": Wrong(7, {"ex7_graph": replacing(NODES, (
-        '    nodes = {"parse": parse, "retrieve": retrieve, "email": email, "charge": charge}'))},
-        {"ex7_kill_anywhere"}),
-    # the checkpointer it was given is dropped
-    "ex7_no_checkpointer": Wrong(7, {"ex7_graph": replacing(
-        "build_graph(nodes, world=world, checkpointer=checkpointer)",
-        "build_graph(nodes, world=world)")}, {"ex7_kill_after_charge", "ex7_kill_anywhere"}),
-}
-
-
-def _rounds() -> dict[str, list[str]]:
-    """The wrong answers grouped so that none in a notebook edits the same cell or is
-    expected to fail the same test as another: each failed test then points at exactly one
-    wrong answer, and a few notebooks grade all of them. (Not one per exercise: exercise 4's
-    and 7's tests use exercise 2's and 3's answers.)"""
-    rounds: list[list[str]] = []
-
-    def apart(a: str, b: str) -> bool:
-        return not (set(WRONG_ANSWERS[a].edits) & set(WRONG_ANSWERS[b].edits)
-                    or WRONG_ANSWERS[a].fails & WRONG_ANSWERS[b].fails)
-
-    for name in WRONG_ANSWERS:
-        spot = next((r for r in rounds if all(apart(name, m) for m in r)), None)
-        if spot is None:
-            spot = []
-            rounds.append(spot)
-        spot.append(name)
-    return {f"wrong{number}": names for number, names in enumerate(rounds, 1)}
-
-
-globals().update(week_suite(
-    week=5, exercises=7, total=57, written=[2, 2, 2], wrongs=WRONG_ANSWERS, groups=_rounds,
-    at_least=0,  # exercise 1 has no known-wrong answers yet
-    # the keyless charge, and a tiny week whose notebooks loop forever or kill their kernel
+# the keyless charge, and a tiny week whose notebooks loop forever or kill their kernel
+GRADING = Grading(
     more_submissions=lambda root: {"keyless": _keyless_and_tampered(SOURCE, root / "keyless")},
     more_jobs=lambda root: {"tiny": grade_in_a_process(9, *_tiny_week(root / "tiny"),
-                                                       timeout_s=3)},
-    demos=["naive graph, kill at charge/after_effect: 2 charge(s)",
-           "keyed graph, kill at charge/after_effect: 1 charge(s)",
-           "test_resume_does_not_double_charge passed"],
-    said={"ex4_none_when_busy": "returned no charge (None)",
-          "ex6_marks_at_the_end": "a second time"},
-    secrets=["in_fresh_interpreter", "Four nodes write to the outside world"],
-))
+                                                       timeout_s=3)})
 
 
 @pytest.mark.slow
 def test_a_charge_without_a_key_loses_every_test_that_repeats_it(pipeline):
     """Even with the visible test edited and the kill test deleted: nbgrader puts both back."""
-    keyless = pipeline["reports"]["keyless"]
+    keyless = pipeline.reports["keyless"]
     assert {t.grade_id for t in keyless.failed()} == KEYLESS_CHARGE_FAILS
     lost = sum(t.points for t in keyless.tests if t.grade_id in KEYLESS_CHARGE_FAILS)
     assert keyless.earned == 57 - lost == 39
@@ -421,10 +238,25 @@ def test_a_charge_without_a_key_loses_every_test_that_repeats_it(pipeline):
     assert "2 charges for inv_9 after the kill and resume" in said
 
 
+TINY_WEEK = """
+title = "tiny"
+gains = "nothing"
+
+[[exercises]]
+number = 1
+title = "the answer"
+points = 2
+answers = ["answer"]
+visible = ["uses_answer", "independent"]
+hidden = []
+"""
+
+
 def _tiny_week(root: Path) -> tuple[dict[str, Path], Path]:
     """A one-exercise course, week 9 (an answer cell and two test cells), and two
     submissions: one whose answer loops forever, one that kills its own kernel."""
-    tiny_course(root, 9, [
+    tiny_course(root, 9, declaration=TINY_WEEK, cells=[
+        nbformat.v4.new_markdown_cell("# Week 9 — tiny\n\n## Exercise 1 — the answer"),
         nbgrader_cell("def answer():\n    ### BEGIN SOLUTION\n    return 42\n    ### END SOLUTION",
                       solution=True, grade_id="answer"),
         nbgrader_cell("# Exercise 1, visible test\nassert answer() == 42", grade=True,
@@ -436,7 +268,7 @@ def _tiny_week(root: Path) -> tuple[dict[str, Path], Path]:
     folders = {}
     for name, answer in [("looping", "def answer():\n    while True:\n        pass"),
                          ("dying", "import os\nos._exit(3)\ndef answer():\n    return 42")]:
-        nb.cells[0].source = answer
+        nb.cells[1].source = answer
         (root / name).mkdir()
         nbformat.write(nb, root / name / "week9.ipynb")
         folders[name] = root / name
@@ -445,7 +277,7 @@ def _tiny_week(root: Path) -> tuple[dict[str, Path], Path]:
 
 @pytest.mark.slow
 def test_a_looping_or_dying_notebook_gets_a_clear_message_and_grading_goes_on(pipeline):
-    reports = reports_of(pipeline["tiny"])
+    reports = reports_of(pipeline.jobs["tiny"])
     stuck = reports["looping"]
     assert stuck["summary"] == "week9: 1/2"  # the cell after the stopped one still ran
     assert list(stuck["failed"]) == ["uses_answer"]

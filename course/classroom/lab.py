@@ -16,9 +16,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def first_notebook(repo: Path = REPO) -> Path | None:
-    """The first notebook of the first week folder that has one."""
-    for week in range(1, 7):
-        notebooks = sorted((repo / f"week{week}").glob("*.ipynb"))
+    """The first notebook of the first week folder (``week1``, ``week2``, ... ``week10``,
+    in number order) that has one."""
+    folders = sorted((p for p in repo.glob("week*") if p.is_dir() and p.name[4:].isdigit()),
+                     key=lambda p: int(p.name[4:]))
+    for folder in folders:
+        notebooks = sorted(folder.glob("*.ipynb"))
         if notebooks:
             return notebooks[0]
     return None

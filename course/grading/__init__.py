@@ -9,6 +9,9 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
   :func:`perturbed`, :func:`run_forked`, :func:`kill_self`, :class:`Spy`,
   :class:`DiesAfter`, :func:`course_code_run`, :func:`course_policy_in`).
 - :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
+- :mod:`course.grading.declaration`: what a week is (``solutions/weekN/week.toml`` and its
+  known answers), read by one loader that checks it against the notebook;
+  :mod:`course.grading.verdict`: how a failed test is worded, everywhere.
 - :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
   generate_assignment + autograde in a throwaway course folder.
 - :mod:`course.grading.instructor`: the instructor's steps (release and register,
@@ -21,7 +24,7 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
   sandboxed kernel; :mod:`course.grading.jail`: the sandbox's allow-list (bubblewrap);
   :mod:`course.grading.kernel`: the graded kernel's entry point (attempts pipe);
   :mod:`course.grading.intact`: the kernel's hooks put back before every test;
-  :mod:`course.grading.references`: each exercise's reference implementation, watched;
+  :mod:`course.grading.references`: the watch on each exercise's reference implementation;
   :mod:`course.grading.restore`: quiet test-cell restore;
   :mod:`course.grading.feedback`: feedback without hidden tests or grading paths;
   :mod:`course.grading.rubric`: rubrics for graders.

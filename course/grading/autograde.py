@@ -57,11 +57,12 @@ from pathlib import Path
 import nbformat
 
 from course.grading import speedups
+from course.grading.declaration import ANSWERS, Week, load
 from course.grading.speedups import throwaway_gradebook
+from course.grading.verdict import failure
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"
-HIDDEN = "### BEGIN " + "HIDDEN TESTS"  # in two parts: the student edition ships this file
 
 
 class GradingError(Exception):
@@ -190,8 +191,9 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
     """:func:`grade`, in the throwaway course folder ``course``."""
     source = repo / "solutions" / f"week{week}"
     assignment = f"week{week}"
+    declared = load(week, repo)
     shutil.copytree(source, course / "solutions" / assignment,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", ANSWERS))
     for student, folder in submissions.items():
         target = course / "submitted" / student / assignment
         target.mkdir(parents=True)
@@ -203,7 +205,7 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
     failure = _run_nbgrader("autograde", config, assignment, raise_on_failure=False)
     limit = config.ExecutePreprocessor.timeout
     scores = _gradebook_scores(config.CourseDirectory.db_url, assignment)
-    reports = {student: _report(course, week, student, Path(folder), notebooks, limit,
+    reports = {student: _report(course, declared, student, Path(folder), notebooks, limit,
                                 scores.get(student, {}))
                for student, folder in submissions.items()}
     for student, report in reports.items():  # submitted, yet nbgrader produced nothing
@@ -313,51 +315,30 @@ def _gradebook_scores(db_url: str, assignment: str) -> Scores:
     return scores
 
 
-def _report(course: Path, week: int, student: str, folder: Path, notebooks: list[str],
+def _report(course: Path, week: Week, student: str, folder: Path, notebooks: list[str],
             timeout_s: float, scores: dict[tuple[str, str], float]) -> Report:
-    report = Report(week, student, folder, timeout_s=timeout_s)
-    for name in notebooks:
-        source = nbformat.read(course / "solutions" / f"week{week}" / name, as_version=4)
-        graded_path = course / "autograded" / student / f"week{week}" / name
+    report = Report(week.number, student, folder, timeout_s=timeout_s)
+    for name in notebooks:  # a week has one notebook, weekN.ipynb (declaration.Week)
+        graded_path = course / "autograded" / student / f"week{week.number}" / name
         graded = nbformat.read(graded_path, as_version=4) if graded_path.is_file() else None
         if graded is None:
             report.missing.append(name)
         outcomes, stopped = _outcomes(graded) if graded else ({}, [])
         report.stopped += [f"{name}, {where}" for where in stopped]
-        for grade_id, exercise, points, written, hidden in _grade_cells(source):
-            if written:
-                report.written.append((grade_id, exercise, points))
+        for grade_id, points in week.cell_points.items():  # in the notebook's order
+            exercise = week.exercise_of(grade_id)
+            if exercise is None:  # a written answer
                 continue
             message, timed_out = outcomes.get(grade_id, ("", False))
             earned = scores.get((Path(name).stem, grade_id), 0.0) if graded else 0.0
             if earned < points and not message and grade_id in outcomes:
-                message = f"partial credit: the cell's result gave {_num(earned)} of {_num(points)}"
-            report.tests.append(CellResult(grade_id, exercise, points, earned, message,
-                                           timed_out, "hidden test" if hidden else "visible test"))
+                message = (f"partial credit: the cell's result gave {_num(earned)} of "
+                           f"{_num(points)}")
+            report.tests.append(CellResult(
+                grade_id, exercise.label, points, earned, message, timed_out,
+                "hidden test" if grade_id in exercise.hidden else "visible test"))
+        report.written += [(w.id, week.written_label(w), w.points) for w in week.written]
     return report
-
-
-def _grade_cells(notebook) -> list[tuple[str, str, float, bool, bool]]:
-    """(grade id, exercise heading without its points, points, is a written answer, holds
-    hidden tests) for every graded cell of a source notebook."""
-    found, heading = [], "(before the first heading)"
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "markdown" and not meta.get("grade"):
-            titles = re.findall(r"^#{1,3} +(.+)$", cell.source, re.M)
-            if titles:
-                heading = _without_points(titles[0])
-        if meta.get("grade"):
-            written = bool(meta.get("solution"))
-            found.append((meta["grade_id"], heading, float(meta.get("points", 0)), written,
-                          HIDDEN in cell.source))
-    return found
-
-
-def _without_points(heading: str) -> str:
-    """``Exercise 1 — the approval node (8 points)`` → ``Exercise 1 — the approval node``:
-    the exercise's total next to one test's points reads as a contradiction."""
-    return re.sub(r"\s*\(\s*\d+(\.\d+)?\s+points?\b[^)]*\)", "", heading).strip()
 
 
 def _outcomes(graded) -> tuple[dict[str, tuple[str, bool]], list[str]]:
@@ -379,16 +360,9 @@ def _outcomes(graded) -> tuple[dict[str, tuple[str, bool]], list[str]]:
             continue
         stderr = [o for o in cell.get("outputs", [])
                   if o.get("output_type") == "stream" and o.get("name") == "stderr"]
-        message = ""
-        if errors:
-            error = errors[-1]
-            message = f"{error.get('ename')}: {error.get('evalue')}".strip().rstrip(":")
-            if error.get("ename") == "NotImplementedError":
-                message = "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
-        elif stderr:
-            said = next((line for line in "".join(o.get("text", "") for o in stderr).splitlines()
-                         if line.strip()), "")
-            message = f"the test wrote to stderr, which nbgrader scores 0: {said.strip()[:100]}"
+        error = errors[-1] if errors else {}
+        message = failure(error.get("ename"), error.get("evalue"),
+                          "" if errors else "".join(o.get("text", "") for o in stderr))
         outcomes[meta["grade_id"]] = (message, timed_out)
     return outcomes, stopped
 

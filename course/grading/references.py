@@ -3,7 +3,8 @@
 The ``course`` package holds the reference implementations that later weeks build on
 (week 1's ``parse``, week 5's ``guarded``, week 6's ``select_recovery``...), and the
 student edition ships it. An exercise whose answer also exists there declares that
-reference in :data:`REFERENCES`. While the exercise's test cells run, :func:`watching`
+reference in its week's declaration (``references`` in ``solutions/weekN/week.toml``,
+:mod:`course.grading.declaration`). While the exercise's test cells run, :func:`watching`
 records every call of a reference whose caller is code of the notebook's answer cells,
 by any name it was reached through (an import under another name, an attribute of a
 module, an assignment), in the kernel, its threads and the processes it forks. The
@@ -25,27 +26,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 
-# {week: {exercise: (the references its answer must not call, as module.function)}}
-REFERENCES: dict[int, dict[int, tuple[str, ...]]] = {
-    1: {1: ("course.cloudwave.nodes.parse",)},
-    2: {2: ("course.classroom.compounding.simulate_success",
-            "course.classroom.compounding.simulate_curve")},
-    3: {1: ("course.durable.actions.resume",),
-        2: ("course.durable.actions.checkpoint_before",),
-        3: ("course.durable.actions.branch",)},
-    4: {1: ("course.cloudwave.approval.ask_a_person",)},
-    5: {2: ("course.cloudwave.nodes.charge_keyed", "course.cloudwave.nodes.refund_keyed"),
-        3: ("course.cloudwave.nodes.email_key", "course.cloudwave.nodes.email_keyed"),
-        5: ("course.durable.guard.guarded",)},
-    6: {1: ("course.durable.recovery.select_recovery",)},
-    7: {1: ("course.travel.booking.book_once",)},
-}
 COURSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def references(week: int | None, exercise: int | None) -> tuple[str, ...]:
-    """What exercise ``exercise`` of week ``week`` must not call (``()``: nothing)."""
-    return REFERENCES.get(week or 0, {}).get(exercise or 0, ())
 
 
 def message(called: Iterable[str]) -> str:

@@ -67,6 +67,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Enum, Float, Integer
 
 from course.grading import jail
+from course.grading.declaration import DeclarationError, Week, load
 
 REPO = Path(__file__).resolve().parents[2]
 SANDBOX_ROOT = Path("/run/course-grading")
@@ -81,20 +82,27 @@ def is_test(cell: NotebookNode) -> bool:
     return cell.cell_type == "code" and meta.get("grade") and not meta.get("solution")
 
 
-def exercise_of(cell: NotebookNode) -> int | None:
-    """The exercise a test cell belongs to, from its first line (``# Exercise 5, ...``)."""
-    first = cell.source.lstrip().split("\n", 1)[0]
-    words = first.lstrip("# ").replace(",", " ").split()
-    if len(words) >= 2 and words[0] == "Exercise" and words[1].isdigit():
-        return int(words[1])
-    return None
-
-
 def week_of(resources: dict | None) -> int | None:
     """The week nbgrader is grading (its assignment ``weekN``), if it is one."""
     assignment = str(((resources or {}).get("nbgrader") or {}).get("assignment") or "")
     return int(assignment[4:]) if assignment.startswith("week") and assignment[4:].isdigit() \
         else None
+
+
+def declared_week(config, resources: dict | None, student: str) -> Week | None:
+    """The declaration (:mod:`course.grading.declaration`) of the week being graded, from
+    the course folder nbgrader grades in (``CourseDirectory.root``, else the working
+    folder); None, with a note on the student's row, when it cannot be read."""
+    week = week_of(resources)
+    if week is None:
+        return None
+    root = config.get("CourseDirectory", {}).get("root") if config else None
+    try:
+        return load(week, Path(root if isinstance(root, str) and root else os.getcwd()),
+                    check=False)
+    except DeclarationError as error:
+        note(f"{student}: answers calling the course's references are not detected: {error}")
+        return None
 
 
 def answer_sources(nb) -> list[str]:
@@ -137,7 +145,7 @@ class TestGuard:
     """The grader's half of :mod:`course.grading.intact`, for one kernel."""
 
     def __init__(self, executor: Execute, name: str, secret: str, student: str,
-                 week: int | None = None, answers: list[str] | None = None) -> None:
+                 week: Week | None = None, answers: list[str] | None = None) -> None:
         self.executor, self.name, self.secret, self.student = executor, name, secret, student
         self.week, self.answers = week, answers or []
         self.rewired: dict[str, None] = {}
@@ -179,9 +187,11 @@ class TestGuard:
     async def run(self, cell: NotebookNode, execute) -> NotebookNode:
         """Run test ``cell`` with the kernel's hooks put back before, checked after, and
         its exercise's references watched (:mod:`course.grading.references`)."""
-        from course.grading.references import message, references
+        from course.grading.references import message
 
-        refs = references(self.week, exercise_of(cell))
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        exercise = self.week.exercise_of(grade_id) if self.week else None
+        refs = exercise.references if exercise else ()
         before = await self.ask(None, secrets.token_hex(16),
                                 (list(refs), self.answers) if refs else None)
         if before:
@@ -208,7 +218,7 @@ class TestGuard:
                                "notebook changed how cells run")
         if after and after["delegated"]:
             failed_check(cell, message(after["delegated"]))
-            note(f"{self.student}: exercise {exercise_of(cell)} calls the course's "
+            note(f"{self.student}: exercise {exercise.number} calls the course's "
                  f"reference {', '.join(after['delegated'])}: scored 0")
         return result
 
@@ -305,7 +315,9 @@ class GradingExecute(Execute):
                                                     store_history)
         if self._guard is None:
             self._guard = TestGuard(self, km.guard_name, km.guard_secret,
-                                    getattr(km, "student", "?"), week_of(self.resources),
+                                    getattr(km, "student", "?"),
+                                    declared_week(self.config, self.resources,
+                                                  getattr(km, "student", "?")),
                                     answer_sources(self.nb))
         return await self._guard.run(cell, functools.partial(
             super().async_execute_cell, cell, cell_index, execution_count, store_history))

@@ -1,0 +1,6 @@
+def wire(builder):
+    builder.add_edge(START, "parse")
+    builder.add_edge("parse", "refund")
+    builder.add_edge("refund", "email")
+    builder.add_edge("email", END)
+    return builder.compile()

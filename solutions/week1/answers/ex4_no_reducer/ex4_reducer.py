@@ -1,0 +1,3 @@
+class AuditState(TypedDict, total=False):
+    message: str
+    log: list[str]

@@ -1,0 +1,2 @@
+def route(state):
+    return state['intent']

@@ -1,0 +1,2 @@
+KINDS = {'parse': 'read', 'retrieve': 'read', 'refund': 'write', 'pause': 'write', 'cancel': 'write', 'answer': 'read', 'email': 'write'}
+MAY_RETRY = {'parse': False, 'retrieve': False, 'refund': False, 'pause': False, 'cancel': False, 'answer': False, 'email': False}

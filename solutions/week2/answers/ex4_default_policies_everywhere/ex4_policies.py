@@ -1,0 +1,1 @@
+POLICIES = {'retrieve': RetryPolicy(), 'refund': RetryPolicy()}

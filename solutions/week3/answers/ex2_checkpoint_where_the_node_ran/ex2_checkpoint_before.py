@@ -1,0 +1,8 @@
+def checkpoint_before(graph, config, node):
+    """The config of the newest checkpoint whose next node is `node` (or None)."""
+    ### BEGIN SOLUTION
+    for snapshot in graph.get_state_history(config):
+        if snapshot.values.get("log", [])[-1:] == [node]:
+            return snapshot.config
+    return None
+    ### END SOLUTION

@@ -1,0 +1,6 @@
+def fork_with_amount(graph, past_config, cents):
+    """Fork the thread at past_config with another refund amount; run it to the end."""
+    ### BEGIN SOLUTION
+    forked = graph.update_state(past_config, {"refund_cents": cents})
+    return graph.invoke(None, past_config)
+    ### END SOLUTION

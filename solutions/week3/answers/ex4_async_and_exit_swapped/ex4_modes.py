@@ -1,0 +1,3 @@
+### BEGIN SOLUTION
+MODES = {"A": "sync", "B": "exit", "C": "async"}
+### END SOLUTION

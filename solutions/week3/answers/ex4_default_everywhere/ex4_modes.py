@@ -1,0 +1,3 @@
+### BEGIN SOLUTION
+MODES = {"A": "async", "B": "async", "C": "async"}
+### END SOLUTION

@@ -1,0 +1,3 @@
+### BEGIN SOLUTION
+MODES = {"A": "sync", "B": "sync", "C": "sync"}
+### END SOLUTION

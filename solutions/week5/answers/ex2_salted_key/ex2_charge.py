@@ -1,0 +1,20 @@
+import uuid
+
+KEY_SALT = uuid.uuid4().hex[:8]  # one per deployment
+
+
+def charge_key(state):
+    """The idempotency key of this conversation's charge of this invoice."""
+    ### BEGIN SOLUTION
+    return f"{state['thread_id']}:charge:{state['invoice_id']}:{KEY_SALT}"
+    ### END SOLUTION
+
+
+def charge(state, world):
+    """Charge the invoice once, however many times this node runs."""
+    ### BEGIN SOLUTION
+    result = world.billing.charge(customer_id=state["customer_id"],
+                                  invoice_id=state["invoice_id"], cents=state["cents"],
+                                  currency=state["currency"], idempotency_key=charge_key(state))
+    return {"charge": result, "log": ["charge"]}
+    ### END SOLUTION

@@ -1,0 +1,23 @@
+from course.cloudwave import receipt
+
+
+def email_key(state, template):
+    """One mail per conversation, template and customer."""
+    ### BEGIN SOLUTION
+    return f"{state['thread_id']}:{template}:{state['customer_id']}"
+    ### END SOLUTION
+
+
+def email(state, world):
+    """Send the mail that follows the money node, once."""
+    ### BEGIN SOLUTION
+    message = receipt(state)
+    sent = world.mail.send(**message, email_id=email_key(state, message["template"]))
+    return {"email": sent, "log": ["email"]}
+    ### END SOLUTION
+
+import course.cloudwave.nodes as _nodes
+
+
+def email(state, world):
+    return _nodes.email_keyed(state, world)

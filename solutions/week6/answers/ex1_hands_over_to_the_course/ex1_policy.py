@@ -1,0 +1,5 @@
+import course.durable as _cd
+
+
+def select_recovery(*args):
+    return _cd.select_recovery(*args)

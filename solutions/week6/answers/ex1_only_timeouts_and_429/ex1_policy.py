@@ -1,0 +1,11 @@
+TRANSIENT = {"timeout", "rate_limit", "network", "restart"}
+
+
+def select_recovery(error_type, budget_exhausted, checkpoint_corrupt, is_debugging):
+    if checkpoint_corrupt or budget_exhausted:
+        return Recovery.ABANDON
+    if is_debugging:
+        return Recovery.BRANCH
+    if error_type in ("timeout", "rate_limit"):
+        return Recovery.RESUME
+    return Recovery.ABANDON

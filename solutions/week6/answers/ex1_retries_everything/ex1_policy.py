@@ -1,0 +1,9 @@
+TRANSIENT = {"timeout", "rate_limit", "network", "restart"}
+
+
+def select_recovery(error_type, budget_exhausted, checkpoint_corrupt, is_debugging):
+    if checkpoint_corrupt or budget_exhausted:
+        return Recovery.ABANDON
+    if is_debugging:
+        return Recovery.BRANCH
+    return Recovery.RESUME  # "it will probably work next time"

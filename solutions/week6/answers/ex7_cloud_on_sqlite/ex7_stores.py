@@ -1,0 +1,1 @@
+STORE_FOR = {'ci': 'InMemorySaver', 'desk': 'SqliteSaver', 'cloud': 'SqliteSaver'}

@@ -1,0 +1,1 @@
+STORE_FOR = {'ci': 'InMemorySaver', 'desk': 'InMemorySaver', 'cloud': 'PostgresSaver'}
