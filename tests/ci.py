@@ -9,12 +9,16 @@
   of them fails the whole run: the two hooks below, imported by ``tests/conftest.py``,
   note such skips as they happen and set a non-zero exit status at the end of the
   session, naming each test.
-- :data:`LONGEST_FIRST`: the order in which ``make test`` hands files to its workers.
+- :func:`file_seconds`: how long each test file took when last measured, the order in which
+  ``make test`` hands files to its workers (longest first).
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +47,7 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    record_durations(session)
     if not _skipped_required or not in_ci():
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -55,21 +60,51 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-# The files that take longest, longest first (wall seconds of each file run alone, measured
-# 2026-12-02: 81, 80, 71, 70, 51, 49, 44, 31, 25, 22, 20, 20, 18, 15; the week files got quicker
-# once they graded one wrong answer per exercise with nbgrader and forked for the rest). `make
-# test` runs the files on its workers in this order (`--dist loadfile --no-loadscope-reorder`),
-# so the workers end together instead of one finishing a long file alone; the other files
-# follow in the usual order. tests/test_ci.py checks each name is a real file.
-LONGEST_FIRST = (
-    "test_class_grading.py", "test_student_experience.py", "test_as_a_student.py",
-    "test_jupyterhub.py", "test_week7.py", "test_week5.py", "test_docs_instructors.py",
-    "test_term.py",
-    "test_week6.py", "test_week4.py", "test_week2.py", "test_hub_formgrader.py",
-    "test_student_edition.py", "test_week3.py", "test_week1.py",
-)
+# The order in which `make test` hands files to its workers (`--dist loadfile
+# --no-loadscope-reorder`): the longest first, so the workers end together instead of one
+# finishing a long file alone. The seconds are measured, not kept by hand: every run adds up
+# each file's setup, call and teardown times (pytest's own report durations, the figures
+# `--durations` prints) and keeps them in pytest's cache; a clone without a cache (CI) starts
+# from DURATIONS_SEED, the figures of a whole run committed with the code, which
+# `python tests/ci.py seed` rewrites from the cache. Files that were never measured go last,
+# in the usual order.
+DURATIONS_SEED = Path(__file__).with_name("durations.json")
+CACHE_KEY = "course/file-seconds"
+_measured: dict[str, float] = defaultdict(float)
 
 
-def pytest_collection_modifyitems(items):
-    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: files stay whole
+def file_seconds(config: pytest.Config | None = None) -> dict[str, float]:
+    """``{test file name: seconds}`` of the last run that measured each, else the seed."""
+    seconds = json.loads(DURATIONS_SEED.read_text()) if DURATIONS_SEED.is_file() else {}
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        seconds.update(cache.get(CACHE_KEY, {}))
+    return seconds
+
+
+def pytest_runtest_logreport(report):
+    _measured[Path(report.location[0]).name] += report.duration
+
+
+def pytest_collection_modifyitems(config, items):
+    seconds = file_seconds(config)
+    items.sort(key=lambda item: -seconds.get(item.path.name, 0.0))  # stable: files stay whole
+
+
+def record_durations(session) -> None:
+    cache = getattr(session.config, "cache", None)
+    if cache is not None and _measured and not hasattr(session.config, "workerinput"):
+        cache.set(CACHE_KEY, {**cache.get(CACHE_KEY, {}),
+                              **{name: round(s, 1) for name, s in _measured.items()}})
+
+
+if __name__ == "__main__":  # python tests/ci.py seed: the cache's figures become the seed
+    import subprocess
+    import sys
+
+    assert sys.argv[1:] == ["seed"], "usage: python tests/ci.py seed"
+    cached = Path(__file__).parent.parent / ".pytest_cache" / "v" / CACHE_KEY
+    figures = json.loads(cached.read_text())
+    DURATIONS_SEED.write_text(json.dumps(dict(sorted(figures.items(), key=lambda kv: -kv[1])),
+                                         indent=1) + "\n")
+    subprocess.run(["git", "diff", "--stat", str(DURATIONS_SEED)], check=False)

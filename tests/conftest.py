@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from ci import (  # noqa: F401
     pytest_collection_modifyitems,
+    pytest_runtest_logreport,
     pytest_runtest_makereport,
     pytest_sessionfinish,
 )

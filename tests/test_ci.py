@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci import LONGEST_FIRST, NOT_CI, in_ci
+from ci import DURATIONS_SEED, NOT_CI, in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -72,8 +73,31 @@ def test_under_ci_a_skipped_required_test_fails_the_run(tmp_path):
     assert "off" in NOT_CI
 
 
-def test_the_longest_first_list_names_real_test_files():
-    """A renamed file would silently lose its place at the front of `make test`."""
+def test_the_committed_durations_name_real_test_files_and_order_them_longest_first():
+    """The seed a clone without a cache starts from: measured seconds of real files."""
     files = {p.name for p in Path(__file__).parent.rglob("test_*.py")}
-    assert [name for name in LONGEST_FIRST if name not in files] == []
-    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    seed = json.loads(DURATIONS_SEED.read_text())
+    assert set(seed) <= files and len(seed) > len(files) // 2, set(seed) - files
+    assert list(seed.values()) == sorted(seed.values(), reverse=True)
+
+
+def test_the_run_orders_files_by_their_measured_seconds(tmp_path):
+    """A run records each file's seconds in pytest's cache; the next run puts the slowest
+    file first."""
+    (tmp_path / "conftest.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from ci import pytest_collection_modifyitems, pytest_runtest_logreport, "
+        "pytest_sessionfinish  # noqa: F401\n")
+    (tmp_path / "test_quick.py").write_text("def test_quick():\n    pass\n")
+    (tmp_path / "test_slow.py").write_text(
+        "import time\n\ndef test_slow():\n    time.sleep(0.3)\n")
+
+    def order() -> list[str]:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:randomly",
+                               "test_quick.py", "test_slow.py"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout
+        return [line.split("::")[0] for line in done.stdout.splitlines() if "PASSED" in line]
+
+    assert order() == ["test_quick.py", "test_slow.py"]  # nothing measured: as given
+    assert order() == ["test_slow.py", "test_quick.py"]

@@ -38,6 +38,7 @@ import nbformat
 
 from course.grading import speedups
 from course.grading.autograde import REPO, GradingError, weeks_with_notebooks
+from course.grading.declaration import DeclarationError, load
 
 GRADES_DIR = "grades"
 
@@ -137,9 +138,18 @@ def in_sync(repo: Path, week: int, db_url: str | None = None) -> bool:
 
 
 def release(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
-    """Regenerate ``weekN/`` from ``solutions/weekN/`` and register it in the gradebook."""
+    """Regenerate ``weekN/`` from ``solutions/weekN/`` and register it in the gradebook.
+
+    Raises:
+        GradingError: no source notebook, or its declaration (``week.toml``) is missing or
+            disagrees with it (:func:`course.grading.declaration.load`): nothing is released.
+    """
     if not any((Path(repo) / "solutions" / f"week{week}").glob("*.ipynb")):
         raise GradingError(f"solutions/week{week} has no notebook to release")
+    try:
+        load(week, Path(repo))
+    except DeclarationError as error:
+        raise GradingError(str(error)) from None
     run_converter("generate_assignment", course_config(repo, db_url), f"week{week}")
     return Path(repo) / f"week{week}"
 
