@@ -90,7 +90,9 @@ def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
     course = copy_tracked(REPO, tmp_path / "course")
     venv = Path(sys.executable).parents[1]
     (course / ".venv").symlink_to(venv)  # its interpreters import the copy's package:
-    # PYTHONPATH comes before the environment's editable install of this checkout
+    # PYTHONPATH comes before the environment's editable install of this checkout. Graded
+    # kernels run outside the sandbox here: it would bind this checkout's package, not the
+    # copy's (the sandbox has tests of its own)
     stamp = course / ".venv" / ".installed"
 
     def run(command: str) -> str:
@@ -98,7 +100,8 @@ def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
         if args[0] == "make":  # the copy shares this checkout's environment: never rebuild it
             args = ["make", "-s", "-o", str(stamp), *args[1:]]
         done = subprocess.run(args, cwd=course, capture_output=True, text=True, timeout=900,
-                              env={**os.environ, "PYTHONPATH": str(course)})
+                              env={**os.environ, "PYTHONPATH": str(course),
+                                   "COURSE_GRADING_SANDBOX": "off"})
         assert done.returncode == 0, f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         return done.stdout
 

@@ -8,6 +8,7 @@ the order; the README and the package docstring describe it.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,47 @@ def test_an_upward_or_sideways_import_is_caught(tmp_path, home, target):
 def test_the_layer_table_in_the_docstring_lists_every_floor():
     for name in FLOOR:
         assert f"``course.{name}``" in course.__doc__
+
+
+# ------------------------------------------------------------ the notebooks' imports
+def inner_imports(notebook: Path) -> list[str]:
+    """``"<notebook> cell N: <import>"`` for every import from inside a floor
+    (``course.X.Y``) in what a learner sees of a source notebook: every code cell, hidden
+    tests left out (they are the grader's code, and may reach inside a floor to swap a
+    reference for the learner's answer)."""
+    import nbformat
+
+    hidden = re.compile(r"### BEGIN HIDDEN TESTS.*?(### END HIDDEN TESTS|\Z)", re.S)
+    found = []
+    for number, cell in enumerate(nbformat.read(notebook, as_version=4).cells):
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(hidden.sub("", cell.source))
+        except SyntaxError:  # an IPython magic: no import to check
+            continue
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            found += [f"{notebook.name} cell {number}: {name}" for name in names
+                      if name.startswith("course.") and name.count(".") > 1]
+    return found
+
+
+def test_notebooks_import_only_the_floors_public_names():
+    notebooks = sorted(Path(course.__file__).parent.parent.glob("solutions/week*/week*.ipynb"))
+    assert notebooks and [f for nb in notebooks for f in inner_imports(nb)] == []
+
+
+def test_an_import_from_inside_a_floor_is_caught(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from course.crash.concurrent import resume_race"),
+        nbformat.v4.new_code_cell("import course.cloudwave.nodes as n\nfrom course.crash import x"),
+        nbformat.v4.new_code_cell("### BEGIN HIDDEN TESTS\nimport course.durable.recovery as p\n"
+                                  "### END HIDDEN TESTS"),
+    ])
+    nbformat.write(nb, tmp_path / "week9.ipynb")
+    assert inner_imports(tmp_path / "week9.ipynb") == [
+        "week9.ipynb cell 0: course.crash.concurrent", "week9.ipynb cell 1: course.cloudwave.nodes"]

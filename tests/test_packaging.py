@@ -69,3 +69,15 @@ def test_readme_shows_the_two_commands_and_the_version_floor():
     assert "make lab" in readme and "make test" in readme
     assert "Python 3.11" in readme
     assert "langgraph" in readme.lower()
+
+
+def test_every_make_command_the_guides_name_exists():
+    """README.md, docs/ and nbgrader_config.py name only targets the Makefile has."""
+    makefile = (REPO / "Makefile").read_text()
+    targets = {name for line in re.findall(r"^([a-z][a-z -]*):", makefile, re.M)
+               for name in line.split()}
+    texts = [REPO / "README.md", REPO / "nbgrader_config.py", *sorted((REPO / "docs").glob("*.md"))]
+    named = {(path.name, name) for path in texts
+             for pair in re.findall(r"`make ([a-z][a-z-]*)\b|^\s+make ([a-z][a-z-]*)\b",
+                                    path.read_text(), re.M) for name in pair if name}
+    assert named and sorted((f, n) for f, n in named if n not in targets) == []

@@ -59,6 +59,7 @@ from course.cloudwave.flaky import (
 from course.cloudwave.graph import SupportState, build_graph, draw_ascii
 from course.cloudwave.model import ScriptedChatModel, ScriptExhausted
 from course.cloudwave.nodes import (
+    DEFAULT_MESSAGE,
     charge_keyed,
     charge_naive,
     email_key,
@@ -103,6 +104,7 @@ from course.cloudwave.tools import (
 __all__ = [
     "APPROVAL_THRESHOLD_CENTS",
     "APPROVERS",
+    "DEFAULT_MESSAGE",
     "INCIDENT_MESSAGE",
     "REFUND_FLOW",
     "REFUND_MESSAGE",

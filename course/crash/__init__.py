@@ -11,10 +11,12 @@ May import: every floor below (it runs CloudWave graphs against a world).
 - :mod:`course.crash.incidents`: a thread killed with a charge in flight, damaged
   checkpoint files; :mod:`course.crash.restart`: the container-restart drill on
   PostgreSQL (week 6).
+- :mod:`course.crash.concurrent`: two resumers racing for one crashed thread (week 6).
 - :mod:`course.crash.freeze`: freeze a worker (SIGSTOP) instead of killing it, and
   see what fencing tokens prevent.
 """
 
+from course.crash.concurrent import RaceResult, resume_race
 from course.crash.durability import with_durability
 from course.crash.freeze import FrozenChild, FrozenWorkerRun, freeze_here, frozen_worker_demo
 from course.crash.harness import Attempt, CrashHarness, ScenarioResult, resolve_factory
@@ -24,6 +26,6 @@ from course.crash.restart import DrillResult, restart_drill
 from course.crash.state import final_state
 
 __all__ = ["Attempt", "CrashHarness", "DrillResult", "FrozenChild", "FrozenWorkerRun",
-           "RestartResult", "ScenarioResult", "damage", "final_state", "freeze_here",
-           "frozen_worker_demo", "kill_in_flight", "pause_then_resume", "resolve_factory",
-           "restart_drill", "with_durability"]
+           "RaceResult", "RestartResult", "ScenarioResult", "damage", "final_state",
+           "freeze_here", "frozen_worker_demo", "kill_in_flight", "pause_then_resume",
+           "resolve_factory", "restart_drill", "resume_race", "with_durability"]
