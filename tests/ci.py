@@ -83,7 +83,7 @@ def file_seconds(config: pytest.Config | None = None) -> dict[str, float]:
 
 
 def pytest_runtest_logreport(report):
-    _measured[Path(report.location[0]).name] += report.duration
+    _measured[Path(report.nodeid.split("::")[0]).name] += report.duration  # the file collected
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,7 +1,7 @@
 """Shared fixtures: a fresh CloudWave world per test, in a temporary folder.
 
 Also the CI hooks of :mod:`ci` (under CI a skipped Postgres or browser test fails the run)
-and the week collector of :mod:`weeks`: every ``tests/test_weekN.py`` is collected with the
+and the week collector of :mod:`week_checks`: every ``tests/test_weekN.py`` is collected with the
 checks every declared week gets, and its ``declared`` and ``pipeline`` fixtures.
 """
 
@@ -21,7 +21,8 @@ from fixtures_pg import (  # noqa: F401
     postgres_store,
     postgres_uri,
 )
-from weeks import WEEK_MODULE, Grading, WeekModule, grade_week, parametrize_answers, week_number
+from week_checks import WEEK_MODULE, WeekModule, parametrize_answers, week_number
+from week_pipeline import Grading, grade_week
 
 from course.grading.declaration import load
 from course.world import World
@@ -45,7 +46,7 @@ def declared(request):
 
 @pytest.fixture(scope="module")
 def pipeline(request, declared, tmp_path_factory):
-    """The week's one grading run (:func:`weeks.grade_week`), with what its module adds
+    """The week's one grading run (:func:`week_pipeline.grade_week`), with what its module adds
     (``GRADING``)."""
     root = tmp_path_factory.mktemp(f"week{declared.number}-grading")
     return grade_week(declared, root, getattr(request.module, "GRADING", None) or Grading())

@@ -3,7 +3,7 @@
 Grading a wrong answer with nbgrader runs its whole notebook in a new kernel: the imports,
 every demo, every other exercise. A week's tests know more than a dozen answers, and most
 of each run is the same work again. So the suite grades one wrong answer per exercise
-with nbgrader (:mod:`weeks`' bundle) and checks the others here:
+with nbgrader (:func:`week_answers.bundles`) and checks the others here:
 
 - :func:`probe_notebook` copies the solution notebook and puts, right before exercise E's
   first answer cell, a cell that calls :func:`check_in_children`.
@@ -19,7 +19,7 @@ with nbgrader (:mod:`weeks`' bundle) and checks the others here:
 - The parent goes on with the solution, to the next exercise.
 
 What a child does not show: whether the answer breaks a later exercise (the bundled wrong
-answers are graded in full for that; and :func:`weeks.answers_used_across_exercises` proves
+answers are graded in full for that; and :func:`week_answers.answers_used_across_exercises` proves
 no test reads another exercise's answer). What it shares: the children run one after another
 and see the files the run made before the fork, as each other's writes to them; the course's
 tests build fresh worlds in new folders, so none reads another child's. The week suites

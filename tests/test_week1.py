@@ -1,7 +1,8 @@
 """Week 1 ("A graph is a plan"): its own tests.
 
-The checks every declared week gets (``tests/weeks.py``, from ``solutions/week1/week.toml`` and
-its answer files in ``solutions/week1/answers/``) are collected here by ``tests/conftest.py``;
+The checks every declared week gets (``tests/week_checks.py``, from
+``solutions/week1/week.toml`` and its answer files in ``solutions/week1/answers/``) are
+collected here by ``tests/conftest.py``;
 this module holds week 1's own tests.
 """
 

@@ -1,7 +1,8 @@
 """Week 2 ("Tools, routes, failures"): its own tests.
 
-The checks every declared week gets (``tests/weeks.py``, from ``solutions/week2/week.toml`` and
-its answer files in ``solutions/week2/answers/``) are collected here by ``tests/conftest.py``;
+The checks every declared week gets (``tests/week_checks.py``, from
+``solutions/week2/week.toml`` and its answer files in ``solutions/week2/answers/``) are
+collected here by ``tests/conftest.py``;
 this module holds week 2's own tests.
 """
 

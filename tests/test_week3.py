@@ -1,7 +1,8 @@
 """Week 3 (checkpoints): its own tests.
 
-The checks every declared week gets (``tests/weeks.py``, from ``solutions/week3/week.toml`` and
-its answer files in ``solutions/week3/answers/``) are collected here by ``tests/conftest.py``;
+The checks every declared week gets (``tests/week_checks.py``, from
+``solutions/week3/week.toml`` and its answer files in ``solutions/week3/answers/``) are
+collected here by ``tests/conftest.py``;
 this module holds week 3's own tests.
 """
 

@@ -1,8 +1,9 @@
 """Week 5: its own tests: the checks helpers, ``make check``'s command line and what the one
 grading run adds for week 5 (``GRADING``).
 
-The checks every declared week gets (``tests/weeks.py``, from ``solutions/week5/week.toml`` and
-its answer files in ``solutions/week5/answers/``) are collected here by ``tests/conftest.py``;
+The checks every declared week gets (``tests/week_checks.py``, from
+``solutions/week5/week.toml`` and its answer files in ``solutions/week5/answers/``) are
+collected here by ``tests/conftest.py``;
 the grading run
 also grades a keyless charge whose student tampered with the tests, and, in the
 background, a tiny week whose notebooks loop or die.

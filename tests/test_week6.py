@@ -1,7 +1,8 @@
 """Week 6: its own tests.
 
-The checks every declared week gets (``tests/weeks.py``, from ``solutions/week6/week.toml`` and
-its answer files in ``solutions/week6/answers/``) are collected here by ``tests/conftest.py``;
+The checks every declared week gets (``tests/week_checks.py``, from
+``solutions/week6/week.toml`` and its answer files in ``solutions/week6/answers/``) are
+collected here by ``tests/conftest.py``;
 this module holds week 6's own tests.
 """
 

@@ -1,7 +1,8 @@
 """Week 7 (capstone): its own tests.
 
-The checks every declared week gets (``tests/weeks.py``, from ``solutions/week7/week.toml`` and
-its answer files in ``solutions/week7/answers/``) are collected here by ``tests/conftest.py``;
+The checks every declared week gets (``tests/week_checks.py``, from
+``solutions/week7/week.toml`` and its answer files in ``solutions/week7/answers/``) are
+collected here by ``tests/conftest.py``;
 this module holds week 7's own tests.
 """
 

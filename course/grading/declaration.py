@@ -82,7 +82,7 @@ class Written:
 
 @dataclass(frozen=True)
 class Checks:
-    """How the course's own tests check the week (``[checks]``; tests/weeks.py)."""
+    """How the course's own tests check the week (``[checks]``; tests/week_checks.py)."""
 
     at_least: int = 2  # known-wrong answers each exercise needs
     bundled: int | None = 1  # wrong answers per exercise nbgrader grades (the rest: forked)
