@@ -56,6 +56,13 @@ def guide_steps() -> list[list[str]]:
             for block in blocks]
 
 
+def guide_test_module() -> str:
+    """The ``tests/test_week8.py`` the guide shows, as it shows it."""
+    section = GUIDE.read_text().split("These three lines are enough", 1)[1].split("Run them", 1)[0]
+    return "".join(line[7:] + "\n" for line in section.splitlines()
+                   if line.startswith("       "))
+
+
 def notebook() -> nbformat.NotebookNode:
     written = nbformat.v4.new_markdown_cell("Because doubling twice is the same as once.")
     written.metadata["nbgrader"] = {"schema_version": 3, "task": False, "locked": False,
@@ -123,9 +130,7 @@ def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
     (wrong / "ex1_double.py").write_text("def double(x):\n    return abs(2 * x)\n")
     (wrong / "answer.toml").write_text('why = "a sign lost"\nexercise = 1\n'
                                        'fails = ["ex1_hidden"]\n')
-    (course / "tests" / "test_week8.py").write_text(
-        '"""Week 8: nothing of its own."""\n\nfrom weeks import NBGRADER_WARNINGS\n\n'
-        "pytestmark = NBGRADER_WARNINGS\n")
+    (course / "tests" / "test_week8.py").write_text(guide_test_module())
     said = run(steps[2][0])
     assert re.search(r"\b1[0-9] passed\b", said) and "skipped" not in said, said
 
