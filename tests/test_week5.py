@@ -15,10 +15,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from week_pipeline import Grading
 from weeks import (
     NBGRADER_WARNINGS,
     REPO,
-    Grading,
     cells,
     grade_in_a_process,
     nbgrader_cell,
