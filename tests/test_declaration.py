@@ -119,3 +119,11 @@ def test_collecting_a_week_module_without_a_declaration_is_an_error_naming_the_f
                           env={**os.environ, "PYTHONPATH": str(copy)})  # the copy's package
     assert done.returncode != 0
     assert "solutions/week1/week.toml is missing" in done.stdout, done.stdout[-2000:]
+
+
+def test_make_check_on_a_week_without_a_declaration_says_so_in_one_line(week_copy, capsys):
+    from course.grading.autograde import GradingError, grade
+
+    (week_copy / "solutions" / "week1" / "week.toml").unlink()
+    with pytest.raises(GradingError, match=r"^solutions/week1/week\.toml is missing"):
+        grade(1, {"student": week_copy / "solutions" / "week1"}, repo=week_copy)

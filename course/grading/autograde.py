@@ -57,7 +57,7 @@ from pathlib import Path
 import nbformat
 
 from course.grading import speedups
-from course.grading.declaration import ANSWERS, Week, load
+from course.grading.declaration import ANSWERS, DeclarationError, Week, load
 from course.grading.speedups import throwaway_gradebook
 from course.grading.verdict import failure
 
@@ -191,7 +191,10 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
     """:func:`grade`, in the throwaway course folder ``course``."""
     source = repo / "solutions" / f"week{week}"
     assignment = f"week{week}"
-    declared = load(week, repo)
+    try:
+        declared = load(week, repo)
+    except DeclarationError as error:
+        raise GradingError(str(error)) from None
     shutil.copytree(source, course / "solutions" / assignment,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", ANSWERS))
     for student, folder in submissions.items():
