@@ -108,15 +108,17 @@ def test_an_answer_must_replace_its_own_exercises_cells_and_fail_its_own_tests(w
 
 def test_collecting_a_week_module_without_a_declaration_is_an_error_naming_the_file(tmp_path):
     """A week folder in ``solutions/`` without its ``week.toml`` fails collection of its
-    ``tests/test_weekN.py``, in a throwaway copy of the course."""
-    from course.storage.checkout import copy_tracked
-
-    copy = copy_tracked(REPO, tmp_path / "course")
-    (copy / "solutions" / "week1" / "week.toml").unlink()
+    ``tests/test_weekN.py``, in a throwaway copy of the course (files copied, not cloned:
+    a learner's copy may not be a git checkout)."""
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc", "answers", "week.toml")
+    for name in ("course", "tests", "solutions/week1"):
+        shutil.copytree(REPO / name, tmp_path / name, ignore=junk)
+    for name in ("pyproject.toml", "nbgrader_config.py"):
+        shutil.copy2(REPO / name, tmp_path / name)
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
                            "-p", "no:cacheprovider", "tests/test_week1.py"],
-                          cwd=copy, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(copy)})  # the copy's package
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})  # the copy's package
     assert done.returncode != 0
     assert "solutions/week1/week.toml is missing" in done.stdout, done.stdout[-2000:]
 

@@ -173,7 +173,7 @@ def release_leaks(week: Week, release: Path) -> list[str]:
     """What the release gives away or lacks (empty: nothing): solution and hidden-test
     markers, the declared secrets; the same graded cells as the source; every code answer
     cell blanked with ``raise NotImplementedError()``."""
-    text = release.read_text()
+    text = "\n".join(c.source for c in cells(release))  # as written, not JSON-escaped
     problems = [s for s in ["BEGIN SOLUTION", "BEGIN HIDDEN TESTS", *week.secrets] if s in text]
     if graded(release).keys() != graded(week.notebook).keys():
         problems.append("the release's graded cells differ from the source's")

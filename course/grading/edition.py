@@ -14,7 +14,8 @@ students that. :func:`write_edition` writes, into a new folder:
 
 It refuses (one line) a destination that exists and is not empty, or one inside this
 repository. :func:`leaks` lists any hidden-test marker or solution block found in a
-folder; the edition is checked with it before :func:`write_edition` returns.
+folder, and any of a week's declared secrets found in that week's folder; the edition is
+checked with it before :func:`write_edition` returns.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from course.grading.autograde import REPO, GradingError, weeks_with_notebooks
+from course.grading.declaration import DeclarationError, declared_weeks, load
 from course.grading.feedback import BEGIN, END
 
 TOP_FILES = ("pyproject.toml", "constraints.txt", "environment.yml", "nbgrader_config.py",
@@ -97,9 +99,22 @@ def solution_blocks(repo: Path = REPO) -> list[str]:
     return blocks
 
 
+def week_secrets(repo: Path = REPO) -> dict[str, tuple[str, ...]]:
+    """``{"weekN": its declared secrets}`` (:mod:`course.grading.declaration`): text that
+    gives a solution away and must not be in that week's release."""
+    found = {}
+    for week in declared_weeks(repo):
+        try:
+            found[f"week{week}"] = load(week, repo, check=False).secrets
+        except DeclarationError:
+            found[f"week{week}"] = ()  # release() refuses such a week; nothing to search for
+    return found
+
+
 def leaks(folder: Path, repo: Path = REPO) -> list[str]:
-    """``path: what`` for every marker or whole solution block found under ``folder``."""
-    blocks, found = solution_blocks(repo), []
+    """``path: what`` for every marker, whole solution block, or (in a week's folder) that
+    week's declared secret found under ``folder``."""
+    blocks, secrets, found = solution_blocks(repo), week_secrets(repo), []
     for path in sorted(Path(folder).rglob("*")):
         if not path.is_file():
             continue
@@ -110,6 +125,9 @@ def leaks(folder: Path, repo: Path = REPO) -> list[str]:
         if path.suffix == ".ipynb":
             text += "\n" + "\n".join(c.source for c in nbformat.reads(text, 4).cells)
         found += [f"{path.relative_to(folder)}: {m}" for m in MARKERS if m in text]
+        week = path.relative_to(folder).parts[0]
+        found += [f"{path.relative_to(folder)}: the secret {s!r}" for s in secrets.get(week, ())
+                  if s in text]
         squashed = _squash(text)
         found += [f"{path.relative_to(folder)}: solution starting {b.splitlines()[0][:50]!r}"
                   for b in blocks if b in squashed]
