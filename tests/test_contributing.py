@@ -102,12 +102,14 @@ def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
     # copy's (the sandbox has tests of its own)
     stamp = course / ".venv" / ".installed"
 
+    path = [str(course), *filter(None, [os.environ.get("PYTHONPATH")])]
+
     def run(command: str) -> str:
         args = command.split()
         if args[0] == "make":  # the copy shares this checkout's environment: never rebuild it
             args = ["make", "-s", "-o", str(stamp), *args[1:]]
         done = subprocess.run(args, cwd=course, capture_output=True, text=True, timeout=900,
-                              env={**os.environ, "PYTHONPATH": str(course),
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(path),
                                    "COURSE_GRADING_SANDBOX": "off"})
         assert done.returncode == 0, f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         return done.stdout

@@ -115,10 +115,11 @@ def test_collecting_a_week_module_without_a_declaration_is_an_error_naming_the_f
         shutil.copytree(REPO / name, tmp_path / name, ignore=junk)
     for name in ("pyproject.toml", "nbgrader_config.py"):
         shutil.copy2(REPO / name, tmp_path / name)
+    path = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]  # the copy's first
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
                            "-p", "no:cacheprovider", "tests/test_week1.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(tmp_path)})  # the copy's package
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(path)})
     assert done.returncode != 0
     assert "solutions/week1/week.toml is missing" in done.stdout, done.stdout[-2000:]
 
