@@ -63,7 +63,8 @@ def probe_notebook(week: Week, answers: dict[int, dict[str, dict[str, str]]],
     every exercise in ``answers`` (``{exercise: {answer name: {answer grade_id: new
     source}}}``), plus, for each such exercise, a child named ``solution-exN`` that changes
     nothing. Each child's verdicts go to ``out/<answer name>.json``. The cells a child
-    runs: every code cell from its exercise's first answer cell to its last test cell."""
+    runs: every code cell from its exercise's first answer cell to its last test cell. The
+    notebook ends with the last test cell of the last exercise checked."""
     import nbformat
 
     nb = nbformat.read(week.notebook, as_version=4)
@@ -82,6 +83,10 @@ def probe_notebook(week: Week, answers: dict[int, dict[str, dict[str, str]]],
                                 timeout_s=timeout_s, references=list(exercise.references),
                                 ids=list(exercise.answers))
         inserts.append((first, nbformat.v4.new_code_cell(source)))
+    # nothing after the last checked exercise's last test is needed: the solution's whole
+    # run is nbgrader's to check (week 5 stops before the outbox and the kill tests)
+    end = max(max(ids.index(g) for g in week.exercise(n).tests) for n in answers) + 1
+    nb.cells = nb.cells[:end]
     for index, cell in sorted(inserts, key=lambda pair: -pair[0]):
         nb.cells.insert(index, cell)
     return nb
