@@ -1,4 +1,5 @@
-# Crash, Resume, Don't Charge Twice. The two commands: `make lab` and `make test`.
+# Crash, Resume, Don't Charge Twice. The two commands: `make lab` and `make test`
+# (your notebooks, graded test by test); `make test-all` is the course's own suite.
 # Both set everything up on a fresh machine (a .venv from constraints.txt).
 
 PYTHON ?= python3
@@ -8,11 +9,12 @@ STAMP  := $(VENV)/.installed
 EXTRAS ?= postgres,agents,browser
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup lab test test-fast crashtest bench mutants release check lint lock clean help
+.PHONY: setup lab test test-all test-fast crashtest bench mutants release check lint lock clean help
 
 help:
 	@echo "make lab        open the course in JupyterLab (sets everything up first)"
-	@echo "make test       run every test (notebooks, nbgrader, crashes, browser)"
+	@echo "make test [WEEK=5] [K=resume]   your notebooks' graded tests, by name (hidden ones too)"
+	@echo "make test-all   every test of the course itself (contributors, CI)"
 	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week without WEEK)"
 	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
 	@echo "make bench      measure the costs side by side"
@@ -50,11 +52,19 @@ lab: setup
 TEST_WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 1 )))
 PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
+# `make test` is the learner's: pytest collects the graded tests of each weekN/weekN.ipynb
+# (course/grading/learner.py), grades a started week as `make check` does and skips the
+# rest; WEEK=5 checks one week, K=resume picks tests by name, ARGS='-x' passes options on.
+WEEK_FOLDERS = $(if $(WEEK),week$(WEEK),$(patsubst %/,%,$(sort $(wildcard week[0-9]*/))))
+test: setup
+	@$(BIN)/python -m pytest -p course.grading.learner -q -rfE $(WEEK_FOLDERS) \
+		$(if $(K),-k '$(K)') $(ARGS)
+
 # Where PYTHONDONTWRITEBYTECODE is set (as on the CI machine) no process caches course/'s
 # bytecode, and each of the run's kernels and interpreters would compile it again (importing
 # the course: 1.10 s of CPU against 0.92 s with the bytecode cached). Compiled here once;
 # compileall skips what is up to date.
-test: setup
+test-all: setup
 	@$(BIN)/python -m compileall -q course
 	$(PYTEST)
 
@@ -66,7 +76,7 @@ browser-deps:
 	@bash scripts/ensure-package.sh chromium chromium "the browser tests (tests/browser/)"
 sandbox-deps:
 	@bash scripts/ensure-package.sh bwrap bubblewrap "the grading sandbox (make grade)"
-test: browser-deps sandbox-deps
+test-all: browser-deps sandbox-deps
 grade: sandbox-deps
 
 # JupyterHub for tests/test_jupyterhub.py: an environment of its own that every account can
@@ -75,7 +85,7 @@ grade: sandbox-deps
 .PHONY: hub-deps
 hub-deps: setup
 	@$(BIN)/python -m course.grading.hub ensure
-test: hub-deps
+test-all: hub-deps
 
 test-fast: setup
 	$(PYTEST) -m "not slow and not browser"

@@ -41,7 +41,7 @@ def test_ci_run_exports_ci_true_itself(tmp_path):
     env["PATH"] = f"{fake}{os.pathsep}{env['PATH']}"
     done = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True,
                           text=True, timeout=60, check=True)
-    assert done.stdout.strip() == "make test with CI=true"
+    assert done.stdout.strip() == "make test-all with CI=true"
 
 
 def test_under_ci_a_skipped_required_test_fails_the_run(tmp_path):

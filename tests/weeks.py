@@ -8,15 +8,21 @@ run is :mod:`week_pipeline`; which answers it grades how, :mod:`week_answers`.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from course.storage.checkout import committed_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -108,7 +114,24 @@ def source_of(week: int) -> Path:
 
 
 def release_of(week: int) -> Path:
-    return REPO / f"week{week}" / f"week{week}.ipynb"
+    """Week ``week``'s release as committed: ``weekN/weekN.ipynb`` is a learner's to edit,
+    so where the working copy differs from git's HEAD, the committed file is written to a
+    folder of this process's and that is returned (outside a checkout: the file itself)."""
+    path = REPO / f"week{week}" / f"week{week}.ipynb"
+    committed = committed_bytes(REPO, path.relative_to(REPO).as_posix())
+    if committed is None or (path.is_file() and path.read_bytes() == committed):
+        return path
+    pristine = _pristine_folder() / f"week{week}" / path.name
+    pristine.parent.mkdir(parents=True, exist_ok=True)
+    pristine.write_bytes(committed)
+    return pristine
+
+
+@functools.cache
+def _pristine_folder() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="course-committed-releases-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def errors_in(executed: Path) -> list[tuple[str, str, str]]:
@@ -160,7 +183,9 @@ def start(*args: str) -> subprocess.Popen:
 
 def start_make_check(week: int) -> subprocess.Popen:
     """What ``make check WEEK=<week>`` runs, on the committed release, in the background."""
-    return start("-m", "course.grading", "--week", str(week))
+    folder = release_of(week).parent
+    return start("-m", "course.grading", "--week", str(week),
+                 *(["--submission", str(folder)] if folder != REPO / f"week{week}" else []))
 
 
 def grade_in_a_process(week: int, folders: dict[str, Path], repo: Path = REPO,

@@ -472,6 +472,36 @@ def _check_every_week(args: argparse.Namespace) -> int:
     return 0 if all(report is not None for _, report in totals) else 2
 
 
+def check_notebook(week: int, folder: Path, *, timeout_s: int | None = None,
+                   keep: Path | None = None) -> tuple[Report, list[str]]:
+    """Grade one learner's folder as ``make check`` does (nbgrader, hidden tests included,
+    the test guard without the sandbox's walls unless ``COURSE_GRADING_SANDBOX`` says so).
+
+    Returns:
+        The report, and what the test guard noticed (one line each, said once).
+
+    Raises:
+        GradingError: a bad week or folder, or nbgrader itself failed (its output, kept
+            out of the way meanwhile, is in the message's last lines).
+    """
+    check_request(week, [folder])
+    os.environ.setdefault("COURSE_GRADING_SANDBOX", "off")
+    with _stderr_to_file() as noise, tempfile.NamedTemporaryFile(
+            "r", prefix="grading-notes-", suffix=".log") as notes:
+        os.environ["COURSE_GRADING_NOTES"] = notes.name  # what the test guard noticed
+        try:
+            reports = grade(week, {"student": folder}, timeout_s=timeout_s, keep=keep)
+        except GradingError as error:
+            if "nbgrader" in str(error):
+                raise GradingError(f"{error}\n{noise.read_text()[-4000:]}") from None
+            raise
+        finally:
+            os.environ.pop("COURSE_GRADING_NOTES", None)
+        noticed = list(dict.fromkeys(line.removeprefix("student: ").strip()
+                                     for line in notes.read().splitlines() if line.strip()))
+    return reports["student"], noticed
+
+
 def _graded(week: int, folder: Path, args: argparse.Namespace) -> dict[str, Report] | None:
     """Grade one folder for ``make check``; None (after saying why) when it cannot be graded."""
     try:
@@ -483,28 +513,15 @@ def _graded(week: int, folder: Path, args: argparse.Namespace) -> dict[str, Repo
           "every test, hidden ones included; that takes as long as running the notebook top "
           "to bottom, plus a few seconds...", flush=True)
     started = time.monotonic()
-    with _stderr_to_file() as noise, tempfile.NamedTemporaryFile(
-            "r", prefix="grading-notes-", suffix=".log") as notes:
-        os.environ["COURSE_GRADING_NOTES"] = notes.name  # what the test guard noticed
-        try:
-            reports = grade(week, {"student": folder}, timeout_s=args.timeout, keep=args.keep)
-        except GradingError as error:
-            failure = error
-        else:
-            failure = None
-        finally:
-            os.environ.pop("COURSE_GRADING_NOTES", None)
-        noticed = list(dict.fromkeys(line.removeprefix("student: ").strip()
-                                     for line in notes.read().splitlines() if line.strip()))
-    if failure is not None:
-        if "nbgrader" in str(failure):
-            sys.stderr.write(noise.read_text()[-4000:])
-        print(f"make check: {failure}", file=sys.stderr)
+    try:
+        report, noticed = check_notebook(week, folder, timeout_s=args.timeout, keep=args.keep)
+    except GradingError as error:
+        print(f"make check: {error}", file=sys.stderr)
         return None
     for line in noticed:  # "rewired the kernel's ...", "exercise 5 calls the course's ..."
         print(f"note: {line}", flush=True)
     print(f"graded in {time.monotonic() - started:.0f} s", flush=True)
-    return reports
+    return {"student": report}
 
 
 @contextlib.contextmanager

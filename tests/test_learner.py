@@ -1,0 +1,115 @@
+"""``make test``, the learner's: pytest grades the learner's own notebooks, test by test
+(course/grading/learner.py), in a throwaway copy of the course whose ``weekN/`` folders are
+the learner's.
+
+Untouched, every week is "not started" and the run passes; a solved week passes with
+``make check``'s numbers; a wrong answer fails, naming its test; pytest's options work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from weeks import REPO, release_of, source_of
+
+from course.grading.declaration import answers, declared_weeks, load
+from course.grading.learner import attempted_exercises, item_names
+
+
+@pytest.fixture
+def learner(tmp_path) -> Path:
+    """A learner's copy of the course (files, not a clone): the package, the sources, the
+    rubrics and the committed releases."""
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("course", "solutions", "rubrics"):
+        shutil.copytree(REPO / name, tmp_path / name, ignore=junk)
+    for name in ("pyproject.toml", "nbgrader_config.py"):
+        shutil.copy2(REPO / name, tmp_path / name)
+    for week in declared_weeks():
+        (tmp_path / f"week{week}").mkdir()
+        shutil.copy2(release_of(week), tmp_path / f"week{week}" / f"week{week}.ipynb")
+    return tmp_path
+
+
+def run_tests(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """What ``make test`` runs there (``args``: the week folders and pytest's options)."""
+    path = [str(course), *filter(None, [os.environ.get("PYTHONPATH")])]  # the copy's package
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "course.grading.learner",
+                           "-p", "no:cacheprovider", "-rfE", *args], cwd=course,
+                          capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(path)})
+
+
+def solved(course: Path, week: int, **cells: str) -> None:
+    """The learner's week ``week``: the solution's answers, with ``cells`` ({grade id: new
+    source}) instead of some."""
+    nb = nbformat.read(source_of(week), as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in cells:
+            cell.source = cells[grade_id]
+    nbformat.write(nb, course / f"week{week}" / f"week{week}.ipynb")
+
+
+def test_a_fresh_clone_passes_with_every_week_not_started(learner):
+    done = run_tests(learner, *sorted(f"week{w}" for w in declared_weeks()))
+    assert done.returncode == 0, done.stdout[-3000:]
+    rows = [line for line in done.stdout.splitlines() if re.match(r"week\d+  ", line)]
+    assert rows == [f"week{w}  not started     0/{load(w).total:g}" for w in declared_weeks()]
+    assert re.search(r"\b\d+ skipped\b", done.stdout) and " passed" not in done.stdout
+
+
+def test_tests_are_named_after_the_test_in_the_notebook():
+    names = item_names(load(5), release_of(5))
+    assert names["ex2_test_resume_does_not_double_charge"] == "test_resume_does_not_double_charge"
+    assert names["ex2_key_same_in_new_process"] == "ex2_key_same_in_new_process"
+
+
+def test_what_counts_as_attempted():
+    week = load(5)
+    assert attempted_exercises(week, release_of(5)) == set()
+    assert attempted_exercises(week, source_of(5)) == {e.number for e in week.exercises}
+
+
+@pytest.mark.slow
+def test_a_solved_week_passes_with_make_checks_numbers_and_a_wrong_one_fails_by_name(learner):
+    """Week 1 with one known wrong answer, week 5 solved, the rest untouched."""
+    wrong = answers(load(1))["ex1_intent_is_case_sensitive"]
+    solved(learner, 1, **wrong.cells)
+    solved(learner, 5)
+    done = run_tests(learner, "-v", *sorted(f"week{w}" for w in declared_weeks()))
+    assert done.returncode == 1, done.stdout[-3000:]
+    said = done.stdout
+    assert "week5/week5.ipynb::test_resume_does_not_double_charge PASSED" in said
+    assert "FAILED week1/week1.ipynb::ex1_parse_hidden" in said
+    assert [line for line in said.splitlines() if "FAILED" in line and "week5" in line] == []
+    assert re.search(r"^week5  57/57  exercises passed: 7 of 7", said, re.M), said[-2000:]
+    assert re.search(r"^week2  not started", said, re.M)
+    row = re.search(r"^week1  (\S+)  exercises passed: 3 of 4", said, re.M)
+    check = subprocess.run([sys.executable, "-m", "course.grading", "--week", "1",
+                            "--submission", str(learner / "week1")], cwd=learner,
+                           capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "PYTHONPATH": str(learner)})
+    assert row and check.stdout.strip().splitlines()[-1] == f"week1: {row.group(1)}"
+
+
+@pytest.mark.slow
+def test_a_key_from_uuid4_fails_the_customers_test_by_name(learner):
+    """``-k`` picks tests by name, as ``make test WEEK=5 K=resume`` does."""
+    source = next(c.source for c in nbformat.read(source_of(5), as_version=4).cells
+                  if c.metadata.get("nbgrader", {}).get("grade_id") == "ex2_charge")
+    key = "    return f\"{state['thread_id']}:charge:{state['invoice_id']}\""
+    assert key in source
+    solved(learner, 5, ex2_charge="import uuid\n" + source.replace(
+        key, "    return f\"{state['thread_id']}:{uuid.uuid4()}\""))
+    done = run_tests(learner, "week5", "-k", "resume")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "FAILED week5/week5.ipynb::test_resume_does_not_double_charge" in done.stdout
+    assert "1 failed" in done.stdout and "deselected" in done.stdout
