@@ -10,7 +10,7 @@
 # exit 0: what needs it then says so itself (the browser tests skip on a student's
 # machine and fail in CI; `make grade` grades without the sandbox and says why).
 #
-# Called by `make test` and `make grade`. Safe to run any number of times.
+# Called by `make test-all` and `make grade`. Safe to run any number of times.
 set -u
 program=$1 package=$2 what=$3
 

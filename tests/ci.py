@@ -10,7 +10,7 @@
   note such skips as they happen and set a non-zero exit status at the end of the
   session, naming each test.
 - :func:`file_seconds`: how long each test file took when last measured, the order in which
-  ``make test`` hands files to its workers (longest first).
+  ``make test-all`` hands files to its workers (longest first).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-# The order in which `make test` hands files to its workers (`--dist loadfile
+# The order in which `make test-all` hands files to its workers (`--dist loadfile
 # --no-loadscope-reorder`): the longest first, so the workers end together instead of one
 # finishing a long file alone. The seconds are measured, not kept by hand: every run adds up
 # each file's setup, call and teardown times (pytest's own report durations, the figures

@@ -2,7 +2,7 @@
 
 CI and most checks run as root, and root's pip can see packages a normal user's
 pip cannot (once a pin only root could install made ``make setup`` fail for every
-student). So ``make test`` does the student's part as an unprivileged account, the
+student). So ``make test-all`` does the student's part as an unprivileged account, the
 same one the throwaway Postgres server runs as (:mod:`course.storage.accounts`):
 
 1. a fresh copy of the repository's tracked files, owned by that account;

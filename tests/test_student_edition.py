@@ -4,6 +4,7 @@ runs there (visible tests only)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,3 +78,27 @@ def test_its_self_check_runs_there_on_visible_tests_only(edition):
                             cwd=edition, env=env, capture_output=True, text=True, timeout=600)
     passed, tests = solved.stdout.strip().splitlines()[-1].split()[-1].split("/")
     assert passed == tests and int(tests) >= int(total)  # the solution passes its every test
+
+
+def test_its_make_test_checks_started_weeks_visible_tests_only(edition):
+    """The edition's ``make test``: weeks not started cost nothing; a started week's
+    visible tests run; the hidden ones are said to be the instructor's."""
+    env = {**os.environ, "PYTHONPATH": str(edition)}
+    command = [sys.executable, "-m", "course.grading.selfcheck", "--started"]
+    fresh = subprocess.run(command, cwd=edition, env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    assert "week5: not started" in fresh.stdout and "visible tests passed" not in fresh.stdout
+    assert "Hidden tests, which decide your points, are your instructor's" in fresh.stdout
+    assert "selfcheck --started" in (edition / "Makefile").read_text()
+    mine = edition / "week1" / "week1.ipynb"
+    blank = mine.read_bytes()
+    shutil.copy(REPO / "solutions" / "week1" / "week1.ipynb", mine)  # week 1 solved
+    try:
+        started = subprocess.run(command, cwd=edition, env=env, capture_output=True,
+                                 text=True, timeout=600)
+    finally:
+        mine.write_bytes(blank)  # the edition is shared by this module's tests
+    assert started.returncode == 0, started.stdout[-2000:]
+    assert re.search(r"^week1: visible tests passed (\d+)/\1$", started.stdout, re.M)
+    assert "week2: not started" in started.stdout

@@ -2,7 +2,7 @@
 
 One class of five on week 1, in a course folder inside a mode-0700 folder (where root's
 own clones live; as root the grading kernels run as another account, which must still
-reach what they need). ``make test`` runs this file as root; the student's account runs
+reach what they need). ``make test-all`` runs this file as root; the student's account runs
 it again as a normal user (``tests/test_as_a_student.py`` runs every fast test of the
 files that use the grading), so both instructors are covered by the same steps:
 

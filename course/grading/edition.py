@@ -7,8 +7,9 @@ students that. :func:`write_edition` writes, into a new folder:
 - the ``course`` package, the released ``weekN/`` notebooks (nbgrader's student
   version: no solutions, no hidden tests), ``pyproject.toml``, ``constraints.txt``,
   ``environment.yml``, ``nbgrader_config.py`` (for Validate in JupyterLab);
-- a student ``README.md`` and a ``Makefile`` whose ``make check WEEK=N`` runs the
-  visible tests only (:mod:`course.grading.selfcheck`) and says so;
+- a student ``README.md`` and a ``Makefile`` whose ``make test`` (every started week)
+  and ``make check WEEK=N`` run the visible tests only (:mod:`course.grading.selfcheck`)
+  and say so;
 - and nothing else: no ``solutions/``, ``rubrics/``, ``tests/`` (they hold wrong
   answers and read the solutions), ``bench/``, ``docs/instructors.md`` or git history.
 
@@ -43,6 +44,7 @@ Your instructor grades your work with nbgrader, including hidden tests that are 
 in this repository.
 
     make lab            # opens JupyterLab on the first week (sets everything up first)
+    make test           # every week you started: its *visible* tests, as saved
     make check WEEK=5   # runs week 5's *visible* tests on weekN/weekN.ipynb as saved
 
 `make check` ends with `week5: visible tests passed a/b`. Passing every visible test
@@ -64,7 +66,7 @@ MAKEFILE = """# Student edition: make lab, make check WEEK=N (visible tests only
 PYTHON ?= python3
 BIN    := .venv/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
-.PHONY: setup lab check
+.PHONY: setup lab test check
 setup: .venv/.installed
 .venv/.installed: pyproject.toml constraints.txt
 \t@test -x $(BIN)/python || $(PYTHON) -m venv .venv
@@ -75,6 +77,8 @@ setup: .venv/.installed
 \t@touch $@
 lab: setup
 \t$(BIN)/python -m course.classroom.lab
+test: setup
+\t@$(BIN)/python -m course.grading.selfcheck --started
 check: setup
 \t@test -n "$(WEEK)" || { echo "make check: give the week, e.g. make check WEEK=5" >&2; exit 2; }
 \t$(BIN)/python -m course.grading.selfcheck --week $(WEEK)

@@ -69,12 +69,50 @@ def check(notebook: Path, timeout_s: int = 120) -> tuple[list[str], int, int]:
     return lines, passed, visible
 
 
+def started(notebook: Path) -> bool:
+    """Has any answer cell left the release's blank (``# YOUR CODE HERE`` and ``raise
+    NotImplementedError()``)?"""
+    from course.grading.learner import BLANK
+
+    return any(not BLANK.search(c.source) for c in nbformat.read(notebook, as_version=4).cells
+               if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
+
+
+def check_started(repo: Path = REPO) -> int:
+    """The student edition's ``make test``: every started week's visible tests, in order;
+    a week not started is said so and costs no kernel. Exit status 1 when a visible test
+    failed."""
+    failed = 0
+    folders = sorted((p for p in repo.glob("week*") if p.name[4:].isdigit()),
+                     key=lambda p: int(p.name[4:]))
+    for folder in folders:
+        notebook = folder / f"{folder.name}.ipynb"
+        if not notebook.is_file():
+            continue
+        if not started(notebook):
+            print(f"{folder.name}: not started", flush=True)
+            continue
+        lines, passed, visible = check(notebook)
+        print("\n".join(lines))
+        print(f"{folder.name}: visible tests passed {passed}/{visible}", flush=True)
+        failed += passed < visible
+    print("Hidden tests, which decide your points, are your instructor's: passing every "
+          "visible test does not promise full marks.")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.grading.selfcheck",
                                      description="Run a week's visible tests.")
-    parser.add_argument("--week", type=int, required=True)
+    parser.add_argument("--week", type=int)
+    parser.add_argument("--started", action="store_true",
+                        help="every started week's visible tests (the edition's make test)")
     parser.add_argument("--notebook", type=Path, help="default: weekN/weekN.ipynb")
     args = parser.parse_args(argv)
+    if args.started:
+        return check_started()
+    if args.week is None:
+        parser.error("give --week N, or --started")
     notebook = args.notebook or REPO / f"week{args.week}" / f"week{args.week}.ipynb"
     if not notebook.is_file():
         print(f"make check: {notebook} does not exist", file=sys.stderr)
