@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bench.common import Comparison
 
-BENCHMARKS = ("fork_vs_fresh", "guard_cost", "notebooks", "fuzz_rate", "grading")
+BENCHMARKS = ("fork_vs_fresh", "guard_cost", "notebooks", "fuzz_rate", "grading", "learner")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 

@@ -25,16 +25,19 @@ from course.grading.declaration import Answer, Week, answers
 
 
 def delegations(week: Week) -> dict[str, Answer]:
-    """For every reference an exercise declares, an answer that hands the work to it: the
-    solution's answer cell with one of its functions redefined to call the reference
-    (matched by its parameters and, where several fit, its name). It must lose points.
-    A reference no function of the answer cells fits gets none (see
-    :func:`unmatched_references`)."""
+    """For every reference an exercise declares that no known wrong answer already hands
+    the work to, an answer that does: the solution's answer cell with one of its functions
+    redefined to call the reference (matched by its parameters and, where several fit, its
+    name). It must lose points. A reference no function of the answer cells fits gets none
+    (see :func:`unmatched_references`)."""
     sources = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
                for c in cells(week.notebook)}
+    known = answers(week)
     made = {}
     for exercise in week.exercises:
         for reference in exercise.references:
+            if _written_for(reference, exercise.number, known):
+                continue  # a known wrong answer hands the work to it already
             fit = _fitting_function(reference, {g: sources[g] for g in exercise.answers})
             if fit is None:
                 continue
@@ -53,16 +56,21 @@ def delegations(week: Week) -> dict[str, Answer]:
 
 
 def unmatched_references(week: Week) -> list[str]:
-    """References for which no automatic delegation could be made and no known wrong answer
-    calls them (empty: every reference has a delegating wrong answer)."""
+    """References no known wrong answer imports and no automatic delegation could be made
+    for (empty: every reference has a delegating wrong answer)."""
     made = {(a.exercise, a.name.rpartition("_delegates_to_")[2])
             for a in delegations(week).values()}
     known = answers(week)
     return [f"exercise {e.number}: {ref}" for e in week.exercises for ref in e.references
             if (e.number, ref.rpartition(".")[2]) not in made
-            and not any(a.exercise == e.number and a.fails
-                        and _imports(ref, "\n".join(a.cells.values()))
-                        for a in known.values())]
+            and not _written_for(ref, e.number, known)]
+
+
+def _written_for(reference: str, exercise: int, known: Mapping[str, Answer]) -> bool:
+    """Does a known wrong answer of ``exercise`` import ``reference``?"""
+    return any(a.exercise == exercise and a.fails and _imports(reference,
+                                                                "\n".join(a.cells.values()))
+               for a in known.values())
 
 
 def _imports(reference: str, source: str) -> bool:
