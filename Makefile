@@ -55,10 +55,12 @@ PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST
 # `make test` is the learner's: pytest collects the graded tests of each weekN/weekN.ipynb
 # (course/grading/learner.py), grades a started week as `make check` does and skips the
 # rest; WEEK=5 checks one week, K=resume picks tests by name, ARGS='-x' passes options on.
+# The installed pytest plugins (xdist, anyio, ...) are the course suite's, not needed here:
+# not loading them halves a fresh clone's run (0.21 s against 0.39 s).
 WEEK_FOLDERS = $(if $(WEEK),week$(WEEK),$(patsubst %/,%,$(sort $(wildcard week[0-9]*/))))
 test: setup
-	@$(BIN)/python -m pytest -p course.grading.learner -q -rfE $(WEEK_FOLDERS) \
-		$(if $(K),-k '$(K)') $(ARGS)
+	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner -q \
+		-rfE $(WEEK_FOLDERS) $(if $(K),-k '$(K)') $(ARGS)
 
 # Where PYTHONDONTWRITEBYTECODE is set (as on the CI machine) no process caches course/'s
 # bytecode, and each of the run's kernels and interpreters would compile it again (importing

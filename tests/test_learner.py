@@ -44,7 +44,8 @@ def run_tests(course: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "course.grading.learner",
                            "-p", "no:cacheprovider", "-rfE", *args], cwd=course,
                           capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(path)})
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(path),
+                               "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
 
 
 def solved(course: Path, week: int, **cells: str) -> None:

@@ -25,8 +25,8 @@ It promises:
   Anything else raises :class:`DeclarationError`, one line naming the file.
 - :func:`answers` reads the answer files the same way (each answer's cells and tests must
   belong to its exercise).
-- It imports nothing heavy (``nbformat`` only when it reads a notebook): the grader's
-  test guard uses it.
+- It imports nothing heavy and reads notebooks as plain JSON (:func:`cells_of`): the
+  grader's test guard and the learner's ``make test`` use it.
 """
 
 from __future__ import annotations
@@ -186,7 +186,11 @@ def load(week: int, root: Path = REPO, *, check: bool = True) -> Week:
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as error:
         raise DeclarationError(f"{_shown(path, root)}: {_why(error)}") from None
     if check:
-        found = problems(declared)
+        try:
+            found = problems(declared)
+        except (ValueError, KeyError, TypeError) as error:
+            raise DeclarationError(f"{declared.notebook.name} is not a readable notebook "
+                                   f"({_why(error)})") from None
         if found:
             raise DeclarationError(f"{_shown(path, root)} does not match "
                                    f"{declared.notebook.name}: " + "; ".join(found))
@@ -237,21 +241,42 @@ def answer_problems(week: Week, answer: Answer) -> list[str]:
     return found
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A notebook cell as this module reads it: the type, the source, nbgrader's metadata."""
+
+    cell_type: str
+    source: str
+    nbgrader: dict[str, Any]
+
+
+def cells_of(notebook: Path) -> list[Cell]:
+    """The cells of ``notebook``, read as plain JSON: no schema validation (nbformat's
+    costs ~30 ms a notebook, and ``make test`` reads every week's). Raises ``ValueError``
+    (``json.JSONDecodeError``) or ``KeyError`` for a file that is not a notebook."""
+    import json
+
+    found = []
+    for cell in json.loads(notebook.read_text())["cells"]:
+        source = cell.get("source", "")
+        found.append(Cell(cell.get("cell_type", ""), "".join(source) if isinstance(source, list)
+                          else source, cell.get("metadata", {}).get("nbgrader", {})))
+    return found
+
+
 def problems(week: Week) -> list[str]:
     """Where ``week``'s declaration and its notebook disagree (empty: nowhere)."""
-    import nbformat
-
     if not week.notebook.is_file():
         return [f"there is no {week.notebook.name}"]
-    nb = nbformat.read(week.notebook, as_version=4)
-    found = []
-    headings = [t for c in nb.cells if c.cell_type == "markdown"
+    notebook_cells = cells_of(week.notebook)
+    found: list[str] = []
+    headings = [t for c in notebook_cells if c.cell_type == "markdown"
                 for t in re.findall(r"^#{1,3} +(.+)$", c.source, re.M)]
     if not headings or headings[0].strip() != f"Week {week.number} — {week.title}":
         found.append(f"its first heading is not 'Week {week.number} — {week.title}'")
     graded, code = [], {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
+    for cell in notebook_cells:
+        meta = cell.nbgrader
         if meta.get("grade") or meta.get("solution"):
             graded.append(meta.get("grade_id"))
             code[meta.get("grade_id")] = (cell, meta)
@@ -314,11 +339,8 @@ def _order_problems(week: Week, graded: list[str], expected: list[str]) -> list[
 
 def _points(notebook: Path) -> dict[str, float]:
     """``{grade id: points}`` of every graded cell, from nbgrader's metadata."""
-    import nbformat
-
-    return {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"].get("points", 0))
-            for c in nbformat.read(notebook, as_version=4).cells
-            if c.metadata.get("nbgrader", {}).get("grade")}
+    return {c.nbgrader["grade_id"]: float(c.nbgrader.get("points", 0))
+            for c in cells_of(notebook) if c.nbgrader.get("grade")}
 
 
 def _week(week: int, folder: Path, data: dict[str, Any]) -> Week:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from course.grading.declaration import DeclarationError, Week, load
+from course.grading.declaration import DeclarationError, Week, cells_of, load
 
 NOTEBOOK = re.compile(r"week(\d+)\.ipynb")
 BLANK = re.compile(r"#\s*YOUR CODE HERE\s*\n\s*raise NotImplementedError\(\)")
@@ -61,10 +61,7 @@ class WeekRun:
 
 def attempted_exercises(week: Week, notebook: Path) -> set[int]:
     """The exercises any of whose answer cells no longer holds the release's blank."""
-    import nbformat
-
-    sources = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
-               for c in nbformat.read(notebook, as_version=4).cells}
+    sources = {c.nbgrader.get("grade_id"): c.source for c in cells_of(notebook)}
     return {e.number for e in week.exercises
             if any(g in sources and not BLANK.search(sources[g]) for g in e.answers)}
 
@@ -72,10 +69,7 @@ def attempted_exercises(week: Week, notebook: Path) -> set[int]:
 def item_names(week: Week, notebook: Path) -> dict[str, str]:
     """``{grade id: the item's name}`` for every test cell: the ``test_*`` function the
     cell defines, else its grade id."""
-    import nbformat
-
-    sources = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
-               for c in nbformat.read(notebook, as_version=4).cells}
+    sources = {c.nbgrader.get("grade_id"): c.source for c in cells_of(notebook)}
     names = {}
     for exercise in week.exercises:
         for grade_id in exercise.tests:
@@ -150,8 +144,9 @@ RUNS = pytest.StashKey[list]()
 
 
 def pytest_configure(config) -> None:
-    for harmless in ("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning",  # nbgrader's
-                     "ignore::nbformat.warnings.MissingIDFieldWarning"):  # own gradebook code
+    # nbgrader's own gradebook code and re-added cells warn; harmless. By message only: a
+    # category (sqlalchemy.exc.SAWarning) would make pytest import its module at start-up
+    for harmless in ("ignore:Object of type <Submitted", "ignore:Cell is missing an id field"):
         config.addinivalue_line("filterwarnings", harmless)
 
 
