@@ -83,7 +83,8 @@ def test_its_self_check_runs_there_on_visible_tests_only(edition):
 def test_its_make_test_checks_started_weeks_visible_tests_only(edition):
     """The edition's ``make test``: weeks not started cost nothing; a started week's
     visible tests run; the hidden ones are said to be the instructor's."""
-    env = {**os.environ, "PYTHONPATH": str(edition)}
+    path = [str(edition), *filter(None, [os.environ.get("PYTHONPATH")])]  # the edition's first
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     command = [sys.executable, "-m", "course.grading.selfcheck", "--started"]
     fresh = subprocess.run(command, cwd=edition, env=env, capture_output=True, text=True,
                            timeout=600)
