@@ -60,7 +60,9 @@ PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST
 WEEK_FOLDERS = $(if $(WEEK),week$(WEEK),$(patsubst %/,%,$(sort $(wildcard week[0-9]*/))))
 test: setup
 	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner -q \
-		-rfE $(WEEK_FOLDERS) $(if $(K),-k '$(K)') $(ARGS)
+		-rfE $(WEEK_FOLDERS) $(if $(K),-k '$(K)') $(ARGS) || { status=$$?; \
+		test $$status != 5 || echo "make test: no test of $(WEEK_FOLDERS) matches K='$(K)'" >&2; \
+		exit $$status; }
 
 # Where PYTHONDONTWRITEBYTECODE is set (as on the CI machine) no process caches course/'s
 # bytecode, and each of the run's kernels and interpreters would compile it again (importing
