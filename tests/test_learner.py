@@ -80,14 +80,16 @@ def test_what_counts_as_attempted():
 
 
 @pytest.mark.slow
-def test_every_week_solved_but_one_wrong_answer_fails_exactly_its_tests(learner):
-    """Every week solved, each with one known wrong answer (one nbgrader grades in the week's
-    own suite, so it is known to fail nothing else): each week fails exactly that answer's
-    tests, by name, and scores its total less their points, as ``make check`` does."""
+def test_every_week_solved_and_one_wrong_answer_fails_exactly_its_tests(learner):
+    """Every week solved, each but week 5 with one known wrong answer (one nbgrader grades in
+    the week's own suite, so it is known to fail nothing else): each week fails exactly that
+    answer's tests, by name, and scores its total less their points, as ``make check`` does;
+    week 5, solved, passes the customer's test and scores 57/57."""
     from week_pipeline import graded_by_nbgrader
 
-    expected = {}
-    for week in declared_weeks():
+    expected: dict[int, tuple[set[str], float]] = {5: (set(), 57)}
+    solved(learner, 5)
+    for week in [w for w in declared_weeks() if w != 5]:
         declared = load(week)
         wrong = next(iter(graded_by_nbgrader(declared, answers(declared)).values()))
         solved(learner, week, **wrong.cells)
