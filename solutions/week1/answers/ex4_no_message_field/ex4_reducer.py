@@ -1,0 +1,2 @@
+class AuditState(TypedDict, total=False):
+    log: Annotated[list[str], operator.add]
