@@ -25,21 +25,10 @@ import nbformat
 
 from bench.common import Comparison, interleaved
 from bench.notebooks import execute
+from course.grading.learner import learner_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTED = (1, 5)
-
-
-def _course(folder: Path) -> Path:
-    junk = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("course", "solutions", "rubrics"):
-        shutil.copytree(ROOT / name, folder / name, ignore=junk)
-    for name in ("pyproject.toml", "nbgrader_config.py"):
-        shutil.copy2(ROOT / name, folder / name)
-    for week in sorted(int(p.name[4:]) for p in ROOT.glob("week[0-9]*") if p.is_dir()):
-        (folder / f"week{week}").mkdir()
-        shutil.copy2(ROOT / f"week{week}" / f"week{week}.ipynb", folder / f"week{week}")
-    return folder
 
 
 def _runner(course: Path):
@@ -74,7 +63,7 @@ def _runner(course: Path):
 
 def run(quick: bool = False) -> list[Comparison]:
     with tempfile.TemporaryDirectory(prefix="bench-learner-") as scratch:
-        course = _course(Path(scratch))
+        course = learner_copy(ROOT, Path(scratch))  # releases as committed
         learner_test, pytest_version, make_check, bare = _runner(course)
         fresh, version = interleaved(learner_test, pytest_version, 3 if quick else 5)
         for week in STARTED:

@@ -20,22 +20,13 @@ import pytest
 from weeks import REPO, release_of, source_of
 
 from course.grading.declaration import answers, declared_weeks, load
-from course.grading.learner import attempted_exercises, item_names
+from course.grading.learner import attempted_exercises, item_names, learner_copy
 
 
 @pytest.fixture
 def learner(tmp_path) -> Path:
-    """A learner's copy of the course (files, not a clone): the package, the sources, the
-    rubrics and the committed releases."""
-    junk = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("course", "solutions", "rubrics"):
-        shutil.copytree(REPO / name, tmp_path / name, ignore=junk)
-    for name in ("pyproject.toml", "nbgrader_config.py"):
-        shutil.copy2(REPO / name, tmp_path / name)
-    for week in declared_weeks():
-        (tmp_path / f"week{week}").mkdir()
-        shutil.copy2(release_of(week), tmp_path / f"week{week}" / f"week{week}.ipynb")
-    return tmp_path
+    """A learner's copy of the course, every week as released (:func:`learner_copy`)."""
+    return learner_copy(REPO, tmp_path)
 
 
 def run_tests(course: Path, *args: str) -> subprocess.CompletedProcess:

@@ -43,6 +43,8 @@ REPO = Path(__file__).resolve().parents[2]
 DECLARATION = "week.toml"
 ANSWERS = "answers"
 HIDDEN = "### BEGIN " + "HIDDEN TESTS"  # in two parts: the student edition ships this file
+# An answer cell as the release leaves it, not yet attempted
+BLANK = re.compile(r"#\s*YOUR CODE HERE\s*\n\s*raise NotImplementedError\(\)")
 
 
 class DeclarationError(Exception):
@@ -85,7 +87,8 @@ class Checks:
     """How the course's own tests check the week (``[checks]``; tests/week_checks.py)."""
 
     at_least: int = 2  # known-wrong answers each exercise needs
-    bundled: int | None = 1  # wrong answers per exercise nbgrader grades (the rest: forked)
+    bundled: int | None = None  # wrong answers per exercise nbgrader grades (the rest:
+    # forked); None: every one, with no forking
     cross_exercise: bool = False  # tests read other exercises' answers: no bundling
     bare: tuple[str, ...] = ()  # test cells whose failure may say only AssertionError
     timeout_s: float = 600  # for the whole grading of the week's answers
@@ -127,9 +130,6 @@ class Week:
         """The exercise a test or answer cell belongs to (None: not an exercise's cell)."""
         return next((e for e in self.exercises
                      if grade_id in e.tests or grade_id in e.answers), None)
-
-    def is_hidden(self, grade_id: str) -> bool:
-        return any(grade_id in e.hidden for e in self.exercises)
 
     def written_label(self, answer: Written) -> str:
         return self.exercise(answer.exercise).label if answer.exercise else "Reflection"
