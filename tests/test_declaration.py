@@ -23,6 +23,7 @@ from course.grading.declaration import (
     declared_weeks,
     load,
     reference_problems,
+    visibility_problems,
     weeks_table,
 )
 
@@ -103,6 +104,30 @@ def test_an_answer_must_replace_its_own_exercises_cells_and_fail_its_own_tests(w
     assert "fails ['ex2_wire_hidden'], not tests of exercise 1" in str(error.value)
     (folder / "answer.toml").unlink()
     with pytest.raises(DeclarationError, match=r"answer\.toml: missing"):
+        answers(week)
+
+
+def test_each_exercise_needs_one_common_wrong_answer_that_fails_a_visible_test(week_copy):
+    """Checked on a copy of week 1 whose marks are moved: a right answer cannot be the
+    common one, two common answers or none is an error, and so is a common answer that
+    fails only hidden tests (the checks the real weeks pass in tests/week_checks.py)."""
+    week = load(1, week_copy)
+    folder = week_copy / "solutions" / "week1" / "answers"
+    known = answers(week)
+    assert visibility_problems(week, known) == []
+    for answer in folder.glob("*/answer.toml"):  # unmark every answer of week 1
+        answer.write_text(answer.read_text().replace("common = true\n", ""))
+    hidden_only = next(a for a in known.values() if a.exercise == 1 and a.fails
+                       and not a.fails_visibly(week))
+    path = folder / hidden_only.name / "answer.toml"
+    path.write_text(path.read_text() + "common = true\n")
+    problems = visibility_problems(week, answers(week))
+    assert f"Exercise 1 — write `parse`: its common wrong answer {hidden_only.name} fails no " \
+        "visible test" in problems
+    assert any(p.startswith("Exercise 2 — wire the graph: 0 answers marked common")
+               for p in problems)
+    path.write_text(path.read_text().replace('fails = [', 'fails = [] # [', 1))
+    with pytest.raises(DeclarationError, match="marked common but fails nothing"):
         answers(week)
 
 

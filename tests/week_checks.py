@@ -115,6 +115,17 @@ class EveryWeek:
         assert short == {}, f"exercises with fewer than {declared.checks.at_least} wrong answers"
         assert unmatched_references(declared) == []
 
+    def test_each_exercises_most_common_wrong_answer_fails_a_visible_test(self, declared):
+        """The learner hears about the common mistake from Validate, in the lab. The
+        grading pipeline checks each answer fails exactly its declared tests, so the
+        declaration read here is the graded truth; the message lists every exercise's
+        wrong answers and which of them fail visibly."""
+        from course.grading.declaration import answers_table, visibility_problems
+
+        known = answers(declared)
+        problems = visibility_problems(declared, known)
+        assert problems == [], "\n".join(problems) + "\n" + answers_table(declared, known)
+
     @applies(lambda week: not week.checks.cross_exercise)
     def test_no_exercise_is_graded_through_another_exercises_answer(self, declared):
         """What makes grading wrong answers in bundles (one per exercise) sound."""

@@ -139,7 +139,9 @@ class Week:
 class Answer:
     """A known answer to one exercise (``answers/<name>/``): ``cells`` replace the
     solution's answer cells of those grade ids; a wrong answer must fail exactly ``fails``
-    (tests of its exercise), a right one (``fails`` empty) must get full marks."""
+    (tests of its exercise), a right one (``fails`` empty) must get full marks. One wrong
+    answer per exercise is its ``common`` one, the mistake learners make most: it must
+    fail a visible test, so Validate in the lab says so (:meth:`fails_visibly`)."""
 
     name: str
     exercise: int
@@ -147,10 +149,16 @@ class Answer:
     fails: frozenset[str]
     says: str = ""  # words one of its failed tests' messages must contain
     why: str = ""
+    common: bool = False  # the exercise's most common wrong answer
 
     @property
     def right(self) -> bool:
         return not self.fails
+
+    def fails_visibly(self, week: Week) -> bool:
+        """Whether a learner's Validate shows it failing (a visible test of its exercise
+        is among the tests it fails)."""
+        return bool(self.fails & set(week.exercise(self.exercise).visible))
 
 
 def folder_of(week: int, root: Path = REPO) -> Path:
@@ -216,7 +224,7 @@ def answers(week: Week) -> dict[str, Answer]:
                             {p.stem: p.read_text().rstrip("\n")
                              for p in sorted(folder.glob("*.py"))},
                             frozenset(data["fails"]), str(data.get("says", "")),
-                            str(data.get("why", "")))
+                            str(data.get("why", "")), bool(data.get("common", False)))
         except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as error:
             raise DeclarationError(f"{path}: {_why(error)}") from None
         wrong = answer_problems(week, answer)
@@ -238,7 +246,36 @@ def answer_problems(week: Week, answer: Answer) -> list[str]:
     if not answer.fails <= set(exercise.tests):
         found.append(f"it fails {sorted(answer.fails - set(exercise.tests))}, not tests of "
                      f"exercise {exercise.number}")
+    if answer.common and answer.right:
+        found.append("it is marked common but fails nothing (common marks a wrong answer)")
     return found
+
+
+def visibility_problems(week: Week, known: dict[str, Answer]) -> list[str]:
+    """Exercises whose most common wrong answer is not declared once, or would pass
+    every visible test (empty: none)."""
+    found = []
+    for exercise in week.exercises:
+        common = [a for a in known.values() if a.exercise == exercise.number and a.common]
+        if len(common) != 1:
+            found.append(f"{exercise.label}: {len(common)} answers marked common, not one")
+        elif not common[0].fails_visibly(week):
+            found.append(f"{exercise.label}: its common wrong answer {common[0].name} fails "
+                         "no visible test")
+    return found
+
+
+def answers_table(week: Week, known: dict[str, Answer]) -> str:
+    """Per exercise, its wrong answers and whether each fails a visible test: what
+    ``python -m course.grading.declaration answers`` prints."""
+    rows = [f"week {week.number}: {week.title}"]
+    for exercise in week.exercises:
+        rows.append(f"  {exercise.label}")
+        for answer in known.values():
+            if answer.exercise == exercise.number and not answer.right:
+                seen = "visible" if answer.fails_visibly(week) else "hidden only"
+                rows.append(f"    {'*' if answer.common else ' '} {answer.name:<48} {seen}")
+    return "\n".join(rows)
 
 
 @dataclass(frozen=True)
@@ -412,17 +449,22 @@ def weeks_table(root: Path = REPO) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m course.grading.declaration [check|table]``: check every week's
-    declaration against its notebook (one line per week, or the problem), or print the
-    README's table of weeks."""
+    """``python -m course.grading.declaration [check|table|answers]``: check every week's
+    declaration against its notebook (one line per week, or the problem), print the
+    README's table of weeks, or each exercise's wrong answers (``*`` the common one) and
+    whether each fails a visible test."""
     import sys
 
     command = (argv if argv is not None else sys.argv[1:]) or ["check"]
     if command == ["table"]:
         print(weeks_table())
         return 0
+    if command == ["answers"]:
+        print("\n".join(answers_table(week, answers(week)) for week in every_week()))
+        return 0
     if command != ["check"]:
-        print("usage: python -m course.grading.declaration [check|table]", file=sys.stderr)
+        print("usage: python -m course.grading.declaration [check|table|answers]",
+              file=sys.stderr)
         return 2
     failed = 0
     for number in declared_weeks():
