@@ -353,3 +353,46 @@ def test_a_reference_called_under_another_name_is_seen_from_answers_only(tmp_pat
     with watching(["course.durable.actions.checkpoint_before"], ["something else"]) as seen:
         call_it()
     assert seen == set()
+
+
+def _errored(cell: nbformat.NotebookNode, ename: str, evalue: str) -> nbformat.NotebookNode:
+    cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])]
+    return cell
+
+
+def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indentation(
+        tmp_path):
+    """What `make check` prints when a test cell's NameError comes from its answer cell: a
+    blank answer is "not done yet", a broken one names its own error first; a message of
+    two lines keeps the second line under the first."""
+    from course.grading.autograde import _report
+    from course.grading.declaration import load
+
+    week = load(1)
+    first, fourth = week.exercise(1), week.exercise(4)
+    answer = {"solution": True, "grade": False}
+    cells = [_errored(_cell("def parse(state):\n    return {", nbgrader={
+                 **answer, "grade_id": first.answers[0]}), "SyntaxError", "'{' was never closed"),
+             _errored(_cell("# YOUR CODE HERE\nraise NotImplementedError()", nbgrader={
+                 **answer, "grade_id": fourth.answers[0]}), "NotImplementedError", "")]
+    for grade_id in first.tests + fourth.tests:
+        cells.append(_errored(_cell("assert parse", nbgrader={"grade": True, "solution": False,
+                                                              "grade_id": grade_id}),
+                              "NameError", "name 'parse' is not defined"))
+    for grade_id in week.exercise(2).visible:  # an assertion message of two lines
+        cells.append(_errored(_cell("assert wire", nbgrader={"grade": True, "solution": False,
+                                                             "grade_id": grade_id}),
+                              "AssertionError", "the graph runs parse twice\n  parse → parse"))
+    folder = tmp_path / "autograded" / "student" / "week1"
+    folder.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "week1.ipynb")
+    report = _report(tmp_path, week, "student", tmp_path, ["week1.ipynb"], 60, {})
+    said = {t.grade_id: t.message for t in report.tests}
+    assert {said[g] for g in fourth.tests} == {
+        "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"}
+    assert {said[g] for g in first.tests} == {
+        "its answer cell raised SyntaxError: '{' was never closed; fix that first (the test "
+        "then said: NameError: name 'parse' is not defined)"}
+    lines = report.lines()
+    at = lines.index("      AssertionError: the graph runs parse twice")
+    assert lines[at + 1] == "        parse → parse"

@@ -167,8 +167,11 @@ class EveryWeek:
         week, done = pipeline.week, pipeline.jobs["blank"]
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip().splitlines()[-1] == f"week{week.number}: 0/{week.total:g}"
-        assert ("NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"
-                in done.stdout)
+        # every failing test says the exercise is not done, not the NameError its test
+        # cell raised for a name the blank answer cell never defined
+        said = [line.strip() for line in done.stdout.splitlines() if line.startswith("      ")]
+        assert said and set(said) == {
+            "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"}, said
         # rows name their test, without the exercise's total; the written answers' rubric;
         # the time it took, not a promise
         rows = [line for line in done.stdout.splitlines() if line.startswith("  FAIL")]

@@ -59,7 +59,7 @@ import nbformat
 from course.grading import speedups
 from course.grading.declaration import ANSWERS, DeclarationError, Week, load
 from course.grading.speedups import throwaway_gradebook
-from course.grading.verdict import failure
+from course.grading.verdict import NOT_DONE, failure
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"
@@ -155,7 +155,8 @@ class Report:
             out += ["", "What the failing tests said:"]
             for t in failed:
                 out.append(f"  - {t.label} [{t.grade_id}]")
-                out.append(f"      {t.message or 'no message (the test cell did not run)'}")
+                said = t.message or "no message (the test cell did not run)"
+                out += [f"      {line}" for line in said.splitlines()]
             out.append("  Fix the code of those exercises, run the notebook top to bottom, save "
                        f"it, and run `{self.again()}` again.")
         if self.written:
@@ -333,6 +334,12 @@ def _report(course: Path, week: Week, student: str, folder: Path, notebooks: lis
             if exercise is None:  # a written answer
                 continue
             message, timed_out = outcomes.get(grade_id, ("", False))
+            raised = next((outcomes[a][0] for a in exercise.answers
+                           if outcomes.get(a, ("", False))[0]), "")
+            if message and raised:  # the test failed because its answer cell did
+                message = raised if raised == NOT_DONE else (
+                    f"its answer cell raised {raised}; fix that first (the test then said: "
+                    f"{message})")
             earned = scores.get((Path(name).stem, grade_id), 0.0) if graded else 0.0
             if earned < points and not message and grade_id in outcomes:
                 message = (f"partial credit: the cell's result gave {_num(earned)} of "
@@ -345,8 +352,9 @@ def _report(course: Path, week: Week, student: str, folder: Path, notebooks: lis
 
 
 def _outcomes(graded) -> tuple[dict[str, tuple[str, bool]], list[str]]:
-    """grade id → (what went wrong, in one line, or ""; stopped by the time limit), and a
-    description of every cell the time limit stopped. The points come from the gradebook."""
+    """grade id → (what went wrong, in one line, or ""; stopped by the time limit), for
+    every test cell and every answer cell that raised, and a description of every cell the
+    time limit stopped. The points come from the gradebook."""
     outcomes, stopped, heading = {}, [], "(before the first heading)"
     for cell in graded.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -359,6 +367,9 @@ def _outcomes(graded) -> tuple[dict[str, tuple[str, bool]], list[str]]:
         if timed_out:
             first = next((line for line in cell.source.splitlines() if line.strip()), "")
             stopped.append(f"{heading}: the cell starting `{first.strip()[:60]}`")
+        if meta.get("solution") and cell.cell_type == "code" and errors:  # an answer cell
+            outcomes[meta["grade_id"]] = (failure(errors[-1].get("ename"),
+                                                  errors[-1].get("evalue")), timed_out)
         if not meta.get("grade") or meta.get("solution"):
             continue
         stderr = [o for o in cell.get("outputs", [])
