@@ -46,16 +46,23 @@ class DrillResult:
     start_s: float
     charges: int
     emails: int
-    log: list[str]  # the nodes the state records, re-runs included
+    log: list[str]  # the state's log at the end: both processes' nodes, re-runs included
     run_dir: Path
+    logged_before: int = 0  # how much of ``log`` the killed worker had checkpointed
+
+    @property
+    def resumed(self) -> list[str]:
+        """The nodes the resume ran (after the restart, on new connections)."""
+        return self.log[self.logged_before:]
 
     def table(self) -> Table:
-        return Table([{"step": "worker", "what happened": f"killed ({self.worker}) at "
-                       f"{self.killed_at}"},
+        done = " → ".join(self.log[:self.logged_before]) or "nothing"
+        return Table([{"step": "worker", "what happened": f"checkpointed {done}, then "
+                       f"killed ({self.worker}) at {self.killed_at}"},
                       {"step": "postgres", "what happened": f"halted (immediate) in "
                        f"{self.halt_s:.2f} s, started again in {self.start_s:.2f} s"},
-                      {"step": "resume", "what happened": f"same thread, nodes run: "
-                       f"{' → '.join(self.log)}"},
+                      {"step": "resume", "what happened": "same thread, new connections; "
+                       f"the resume ran: {' → '.join(self.resumed) or 'nothing'}"},
                       {"step": "ledger", "what happened": f"charges={self.charges} "
                        f"emails={self.emails}"}],
                      title=f"container restart drill: {self.graph} graph on PostgreSQL")
@@ -103,8 +110,9 @@ def restart_drill(server: Any, directory: str | Path, *, graph: Factory | str = 
     world = backend.world()  # new connections, as a restarted container opens them
     try:
         with backend.saver() as saver:
-            final = resume(build(world, saver), config, store=world.records,
-                           lookup=world.find_listed)
+            resumed = build(world, saver)
+            before = list(resumed.get_state(config).values.get("log", []))
+            final = resume(resumed, config, store=world.records, lookup=world.find_listed)
         ledger = world.ledger()
     finally:
         world.records.close()
@@ -113,4 +121,4 @@ def restart_drill(server: Any, directory: str | Path, *, graph: Factory | str = 
                        thread_id, f"{node}/{point}",
                        "SIGKILL", halted - started, back - halted,
                        ledger.count("charges", invoice_id), ledger.count("emails", invoice_id),
-                       list(final.get("log", [])), run_dir)
+                       list(final.get("log", [])), run_dir, len(before))
