@@ -12,7 +12,10 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 .PHONY: setup lab test test-all test-fast crashtest bench mutants release check lint lock clean help
 
 help:
-	@echo "make lab        open the course in JupyterLab (sets everything up first)"
+	@echo "make lab [WEEK=5] [ROLE=instructor] [LAB_ARGS='--no-browser --port=9999']"
+	@echo "                open the course in JupyterLab at week 5 (default: week 1; sets everything"
+	@echo "                up first); ROLE=instructor adds nbgrader's Formgrader and Create Assignment,"
+	@echo "                LAB_ARGS goes to jupyter lab as it is"
 	@echo "make test [WEEK=5] [K=resume]   your notebooks' graded tests, by name (hidden ones too)"
 	@echo "make test-all   every test of the course itself (contributors, CI)"
 	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week without WEEK)"
@@ -42,8 +45,14 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	$(BIN)/python -W ignore::RuntimeWarning -m course.base.lazy_rfc3987 install-pth
 	@touch $(STAMP)
 
+# `make lab` opens week WEEK's notebook (default: the first week's) as a learner: nbgrader's
+# Validate and Assignments, not its instructor tools. ROLE=instructor adds the Formgrader and
+# Create Assignment (course/classroom/lab.py; the settings are in course/classroom/jupyter/,
+# used for this server only). LAB_ARGS goes to `jupyter lab` as it is, e.g.
+# LAB_ARGS='--no-browser --port=9999'.
 lab: setup
-	$(BIN)/python -m course.classroom.lab $(LAB_ARGS)
+	$(BIN)/python -m course.classroom.lab $(if $(WEEK),--week '$(WEEK)') \
+		$(if $(ROLE),--role '$(ROLE)') $(LAB_ARGS)
 
 # Tests run in parallel, one file per worker at a time (a file's module fixtures, such as a
 # week's grading pipeline, run once); TEST_WORKERS=1 runs them in one process. One worker

@@ -8,7 +8,8 @@
   throwaway copy of the course taken when the session starts (Validate saves the
   notebook before it checks it; the repository must not change). Its kernels
   import that copy's ``course/``. Every Jupyter folder and setting is isolated
-  under a temporary folder (autosave, news and the kernel dialog off). Its log is
+  under a temporary folder (autosave and the kernel dialog off; the news question is
+  left to make lab's own settings). Its log is
   ``test-artifacts/browser/jupyterlab-server.log``.
 - ``lab``: one page on that server for the whole session (JupyterLab's code is
   then cached), wrapped in :class:`labpage.LabPage`; each test opens its notebook

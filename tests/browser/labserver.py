@@ -4,8 +4,9 @@ Promises:
 - ``isolated_env(base)`` returns a copy of ``os.environ`` in which every folder
   Jupyter, JupyterLab, IPython and matplotlib write to (config, data, runtime,
   lab settings, lab workspaces) lives under ``base``, with lab settings that turn
-  autosave, news and update checks off, start a notebook's kernel without asking,
-  and attach every cell to the page (so the tests can read all outputs).
+  autosave off, start a notebook's kernel without asking, and attach every cell to
+  the page (so the tests can read all outputs). JupyterLab's news question is left
+  alone: ``make lab``'s own settings must turn it off, and the tests check that.
 - ``course_copy(repo, dest)`` copies the course (not ``.venv``, ``.git``, caches or
   grading state) to ``dest``, so Run All and the Validate button (which saves the
   notebook first) never write into the repository.
@@ -35,13 +36,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Lab settings written to the isolated JUPYTERLAB_SETTINGS_DIR.
+# Lab settings written to the isolated JUPYTERLAB_SETTINGS_DIR (not the news: make lab's own).
 LAB_SETTINGS: dict[str, dict[str, Any]] = {
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
-    "@jupyterlab/apputils-extension/notification": {
-        "fetchNews": "false",
-        "checkForUpdates": False,
-    },
     "@jupyterlab/notebook-extension/tracker": {
         "autoStartDefaultKernel": True,
         "windowingMode": "none",
