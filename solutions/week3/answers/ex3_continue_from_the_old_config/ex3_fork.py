@@ -1,6 +1,8 @@
-def fork_with_amount(graph, past_config, cents):
-    """Fork the thread at past_config with another refund amount; run it to the end."""
+def send_receipt_to(graph, config, address):
+    """Fork the thread where the receipt is next, with another address; run it to the end."""
     ### BEGIN SOLUTION
-    forked = graph.update_state(past_config, {"refund_cents": cents})
-    return graph.invoke(None, past_config)
+    before_email = next(s.config for s in graph.get_state_history(config)
+                        if s.next == ("email",))
+    graph.update_state(before_email, {"customer_email": address})
+    return graph.invoke(None, before_email)
     ### END SOLUTION

@@ -1,5 +1,7 @@
-def fork_with_amount(graph, past_config, cents):
-    """Fork the thread at past_config with another refund amount; run it to the end."""
+def send_receipt_to(graph, config, address):
+    """Fork the thread where the receipt is next, with another address; run it to the end."""
     ### BEGIN SOLUTION
-    return graph.invoke({"refund_cents": cents}, past_config)
+    before_email = next(s.config for s in graph.get_state_history(config)
+                        if s.next == ("email",))
+    return graph.invoke({"customer_email": address}, before_email)
     ### END SOLUTION

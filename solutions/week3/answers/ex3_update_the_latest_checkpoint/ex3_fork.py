@@ -1,7 +1,6 @@
-def fork_with_amount(graph, past_config, cents):
-    """Fork the thread at past_config with another refund amount; run it to the end."""
+def send_receipt_to(graph, config, address):
+    """Fork the thread where the receipt is next, with another address; run it to the end."""
     ### BEGIN SOLUTION
-    latest = config_of(past_config["configurable"]["thread_id"])
-    forked = graph.update_state(latest, {"refund_cents": cents})
+    forked = graph.update_state(config, {"customer_email": address})
     return graph.invoke(None, forked)
     ### END SOLUTION
