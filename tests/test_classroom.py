@@ -353,3 +353,29 @@ def test_folders_of_killed_kernels_are_swept(tmp_path):
     finally:
         lab.close()
     assert not lab.root.exists()
+
+
+# ------------------------------------------------------------------ the history browser
+def test_the_history_browser_shows_the_input_beside_the_empty_input_checkpoint(tmp_path):
+    """Step -1 has no values yet ({"log": []} here): the customer's message is the input's
+    write record, and the browser shows it there, not only the empty values."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from course.classroom import HistoryBrowser
+    from course.cloudwave import REFUND_MESSAGE, build_support_graph, support_nodes
+    from course.world import World
+
+    world = World(tmp_path)
+    graph = build_support_graph(support_nodes(), world=world, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t-input"}}
+    graph.invoke({"thread_id": "t-input", "message": REFUND_MESSAGE}, config)
+    browser = HistoryBrowser(graph, config)
+    first = browser.select(0)
+    assert first["step"] == -1 and "message" not in first["values"]
+    assert first["input"] == {"thread_id": "t-input", "message": REFUND_MESSAGE}
+    assert "input (saved beside this checkpoint" in browser.detail.value
+    assert "unused days" in browser.detail.value
+    assert all(row["input"] is None for row in browser.rows[1:])
+    browser.select(len(browser.rows) - 1)
+    assert "input (saved" not in browser.detail.value
+    world.close()

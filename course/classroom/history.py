@@ -3,9 +3,12 @@
 Promises:
 - :class:`HistoryBrowser` shows a slider (one position per checkpoint, oldest
   on the left) and, for the chosen checkpoint, its step, its source, the node
-  whose writes it saved, what would run next, and its values.
+  whose writes it saved, what would run next, and its values. The input checkpoint
+  (step -1) has no values yet: its row's ``input`` is the input the run was given,
+  saved beside it as the input's write record, and the browser shows it.
 - The same data is plain Python: ``browser.rows`` (oldest first, from
-  :func:`course.cloudwave.checkpoints.history_rows`), ``browser.selected`` (the
+  :func:`course.cloudwave.checkpoints.history_rows`, plus ``input``: the input
+  for an input checkpoint, else ``None``), ``browser.selected`` (the
   row under the slider), ``browser.table()`` (a :class:`course.base.Table`).
   Grade those, not the widgets.
 - :meth:`HistoryBrowser.refresh` re-reads the history (after a resume or a fork).
@@ -37,6 +40,8 @@ class HistoryBrowser(widgets.VBox):
     def refresh(self) -> None:
         """Read the thread's history again and put the slider on the newest checkpoint."""
         self.rows = list(reversed(history_rows(self.graph, self.config)))
+        for row in self.rows:
+            row["input"] = self._input_of(row) if row["source"] == "input" else None
         if not self.rows:
             raise ValueError(f"thread {self.config['configurable']['thread_id']!r} has no "
                              "checkpoints yet: invoke the graph with this config first")
@@ -60,11 +65,21 @@ class HistoryBrowser(widgets.VBox):
         return Table([{c: r[c][-8:] if c in short else r[c] for c in COLUMNS} for r in self.rows],
                      COLUMNS, title="checkpoints, oldest first (ids: last 8 characters)")
 
+    def _input_of(self, row: dict[str, Any]) -> Any:
+        """The input saved beside an input checkpoint (its ``__start__`` task's writes)."""
+        tasks = self.graph.get_state(row["config"]).tasks
+        return next((task.result for task in tasks if task.name == "__start__"), None)
+
     def _show(self) -> None:
         row = self.selected
         values = json.dumps(row["values"], indent=1, default=str, sort_keys=True)
+        given = ""
+        if row["input"] is not None:
+            shown = json.dumps(row["input"], indent=1, default=str, sort_keys=True)
+            given = ("input (saved beside this checkpoint, not yet in its values):"
+                     f"<pre style='max-height:16em;overflow:auto'>{html.escape(shown)}</pre>")
         self.detail.value = (
             f"<b>step {row['step']}</b> ({html.escape(row['source'])}) after "
             f"<b>{html.escape(row['after'])}</b>; next: <b>{html.escape(row['next'])}</b>"
-            f"<br><code>{html.escape(row['checkpoint_id'])}</code>"
+            f"<br><code>{html.escape(row['checkpoint_id'])}</code>{given}values:"
             f"<pre style='max-height:16em;overflow:auto'>{html.escape(values)}</pre>")
