@@ -1,1 +1,2 @@
-STORE_FOR = {'ci': 'InMemorySaver', 'desk': 'SqliteSaver', 'cloud': 'SqliteSaver'}
+STORE_FOR = {"ci": "InMemorySaver", "desk": "SqliteSaver", "cloud": "SqliteSaver",
+             "fleet": "PostgresSaver", "demo": "InMemorySaver"}

@@ -1,1 +1,2 @@
-STORE_FOR = {'ci': 'InMemorySaver', 'desk': 'InMemorySaver', 'cloud': 'PostgresSaver'}
+STORE_FOR = {"ci": "InMemorySaver", "desk": "InMemorySaver", "cloud": "PostgresSaver",
+             "fleet": "PostgresSaver", "demo": "InMemorySaver"}
