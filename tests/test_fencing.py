@@ -226,7 +226,8 @@ def test_the_command_line_adds_pauses_to_the_last_line():
         capture_output=True, text=True, check=True, timeout=300)
     last = done.stdout.strip().splitlines()[-1]
     found = re.fullmatch(r"kills=(\d+) double_charges=0 double_emails=0 lost=0 "
-                         r"reconciled=\d+ pauses=(\d+)", last)
+                         r"reconciled=\d+ pauses=(\d+) windows=\d+ in_windows=\d+ "
+                         r"min_window=\d+", last)
     assert found, last
     # every landed fault is a kill or a pause (on a very busy machine the redraws may give
     # up before all 6 landed; the landed line says how many did)

@@ -21,13 +21,29 @@ import pytest
 from course.cloudwave.nodes import keyed_graph
 from course.crash import CrashHarness
 from course.crash.__main__ import main
-from course.crash.fuzz import OVERSHOOT, Lanes, Profile, fuzz, plan
+from course.crash.fuzz import (
+    AFTER,
+    NOT_LANDED,
+    OVERSHOOT,
+    START_SHARE,
+    STARTUP,
+    TAIL_SHARE,
+    Lanes,
+    Outcome,
+    Profile,
+    fuzz,
+    plan,
+    window_of,
+    windows_of,
+)
 
 LAST_LINE = re.compile(
-    r"^kills=(\d+) double_charges=(\d+) double_emails=(\d+) lost=(\d+) reconciled=(\d+)$")
+    r"^kills=(\d+) double_charges=(\d+) double_emails=(\d+) lost=(\d+) reconciled=(\d+) "
+    r"windows=(\d+) in_windows=(\d+) min_window=(\d+)$")
 
 
-EFFECT_ZONES = {"charge/before_effect", "charge/after_effect",
+EFFECT_ZONES = {"charge/before_effect", "charge/after_intent", "charge/effect_landed",
+                "charge/before_record", "charge/after_effect",
                 "email/before_effect", "email/after_effect"}
 
 
@@ -68,6 +84,85 @@ def test_same_seed_same_delays_other_seed_other_delays():
     inside = sum(0.012 <= d <= 0.035 for d in first)
     assert 100 <= inside < 200  # half aimed at the window, the rest anywhere (some land there)
     assert sum(d > 0.040 for d in first) > 0  # some timers go off after a typical worker ends
+
+
+# A keyed run's trail as the calibration measures it (milliseconds -> seconds): the
+# run's first checkpoints, parse (no effect), charge (the guard: intent, the provider's
+# commit, its answer), email (the mail vendor's key), each followed by its checkpoint.
+TRAIL = [("run/started", 2.0), ("parse/before_effect", 4.0), ("parse/after_effect", 4.1),
+         ("parse/after_writes", 4.5), ("parse/after_checkpoint", 4.7),
+         ("charge/before_effect", 5.0), ("charge/after_intent", 5.6),
+         ("charge/effect_landed", 6.8), ("charge/before_record", 6.9),
+         ("charge/after_effect", 7.0), ("charge/after_writes", 7.5),
+         ("charge/after_checkpoint", 7.7), ("email/before_effect", 8.0),
+         ("email/after_effect", 8.6), ("email/after_checkpoint", 9.2)]
+AIMED = Profile(0.015, (0.002, 0.0092), (), tuple((label, ms / 1000) for label, ms in TRAIL))
+
+
+def test_a_run_is_cut_into_windows_where_the_guards_four_are_apart():
+    windows = windows_of(AIMED.points, AIMED.span_s)
+    assert [(w.name, round(w.lo * 1000, 1), round(w.hi * 1000, 1)) for w in windows] == [
+        ("parse: in the node", 2.0, 4.1),  # from the run's start: its first checkpoints
+        ("parse: its checkpoint", 4.1, 4.7),
+        ("charge: before the intent is recorded", 4.7, 5.6),
+        ("charge: intent recorded, effect not landed", 5.6, 6.8),
+        ("charge: effect landed, result not recorded", 6.8, 7.0),
+        ("charge: its checkpoint", 7.0, 7.7),
+        ("email: in the node", 7.7, 8.6),
+        ("email: its checkpoint", 8.6, 9.2)]
+    assert window_of("charge/before_record", windows) == window_of(
+        "paused in charge/effect_landed", windows) == "charge: effect landed, result not recorded"
+    assert window_of("email/after_checkpoint", windows) == AFTER
+    assert window_of(STARTUP, windows) == STARTUP
+    # a node that calls the provider without the guard (the naive graph): two, not three
+    naive = [label for label, _ in TRAIL if not label.endswith(("after_intent", "before_record"))]
+    assert [w.name for w in windows_of(naive)][2:5] == [
+        "charge: before the effect lands", "charge: effect landed, node not finished",
+        "charge: its checkpoint"]
+
+
+def test_aimed_draws_give_every_window_its_share_and_keep_start_up_possible():
+    delays = plan(3, 4000, AIMED)
+    assert delays == plan(3, 4000, AIMED) and delays != plan(4, 4000, AIMED)
+    windows = AIMED.windows()
+    share = {w.name: sum(w.lo <= d < w.hi for d in delays) / len(delays) for w in windows}
+    expected = (1 - START_SHARE - TAIL_SHARE) / len(windows)
+    assert all(abs(s - expected) < 0.02 for s in share.values()), share
+    assert abs(sum(d < 0.002 for d in delays) / len(delays) - START_SHARE) < 0.015
+    assert sum(d > AIMED.span_s for d in delays) > 0  # some still outlive a typical worker
+
+
+def test_a_kill_is_timed_from_the_last_point_well_before_it():
+    assert AIMED.aim(0.0010) is None  # start-up: from the worker's start
+    assert AIMED.aim(0.0021) == ("run/started", pytest.approx(0.0001))  # the first point
+    label, offset = AIMED.aim(0.0069)  # the effect-landed window: from the intent
+    assert label == "charge/after_intent" and offset == pytest.approx(0.0013)
+
+
+def test_a_timer_set_from_a_point_never_fires_before_the_worker_passes_it():
+    """The harness's ``aim``: whatever the worker's pace, the kill lands after the point."""
+    harness = CrashHarness("keyed")
+    for mark in ("charge/after_intent", "charge/effect_landed", "email/before_effect"):
+        result = harness.run(kill_after_s=30.0, aim=(mark, 0.0))
+        assert result.kill_landed, mark
+        trail = result.attempts[0].trail
+        assert mark in trail and trail[-1] == mark, (mark, trail)
+        assert (result.charges, result.emails) == (1, 1) and result.status == "completed"
+
+
+def test_coverage_counts_kills_by_window_and_names_the_least_hit():
+    report = fuzz("keyed", 0, seed=1, profile=AIMED, jobs=1, progress=False)
+    assert report.coverage() == (8, 0.0, 0.0)
+
+    def hit(zone, landed=True):
+        return Outcome(0, 0.0, landed, zone, 1, 1, 0, "completed", "ok", 1)
+
+    report.outcomes = ([hit("charge/after_intent")] * 6 + [hit("parse/after_effect")] * 2
+                       + [hit(STARTUP)] + [hit("email/after_checkpoint")]
+                       + [hit(NOT_LANDED, landed=False)])
+    assert report.coverage() == (8, pytest.approx(80.0), 0.0)
+    assert report.to_json()["coverage"] == {"windows": 8, "in_windows": pytest.approx(80.0),
+                                            "min_window": 0.0}
 
 
 def test_profile_round_trips_and_bad_profiles_are_explained():
@@ -118,8 +213,10 @@ def test_fuzz_report_counts_what_its_scenarios_did():
     assert [o.index for o in report.outcomes] == list(range(report.timers))
     assert [o.delay_s for o in report.outcomes] == report.delays
     assert report.landed == sum(o.landed for o in report.outcomes) == 4
+    windows, inside, least = report.coverage()
     assert report.summary() == (f"kills=4 double_charges=0 double_emails=0 lost=0 "
-                                f"reconciled={report.reconciled}")
+                                f"reconciled={report.reconciled} windows={windows} "
+                                f"in_windows={inside:.0f} min_window={least:.0f}")
     assert "kills" in str(report.zones())
 
 

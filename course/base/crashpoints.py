@@ -19,6 +19,14 @@ Points per node, in the order a run reaches them (:data:`POINTS`):
   re-run the node: its saved writes are applied instead.
 - ``after_checkpoint``: the step checkpoint that follows the node is on disk.
 
+Between ``before_effect`` and ``before_record`` the guard also leaves ``after_intent`` in the
+trace (:func:`intent_recorded`): its intent is durable, the provider not called yet; the
+simulated provider leaves ``effect_landed`` once it committed a call (:func:`effect_landed`);
+and
+the harness's worker leaves ``run/started`` just before it invokes the graph
+(:func:`run_started`). They are marks, not points: nothing arms them, but the fuzzer aims
+its timers by them (:mod:`course.crash.fuzz`).
+
 The harness's saver calls :func:`writes_saved` after ``put_writes`` and
 :func:`checkpoint_written` after ``put``; the node wrapper of
 :func:`course.cloudwave.build_graph` calls :func:`reach`; ``guarded`` calls
@@ -33,6 +41,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 POINTS = ("before_effect", "before_record", "after_effect", "after_writes",
           "after_checkpoint")
@@ -45,6 +54,7 @@ _write_records = True  # the run saves a write record per node (not so with dura
 _saved = threading.Condition()
 _trace_fd: int | None = None
 _trace_attempt = 0
+_progress_fd: int | None = None
 
 
 def arm(node: str, point: str) -> None:
@@ -68,11 +78,14 @@ def expect_write_records(expected: bool) -> None:
     _write_records = expected
 
 
-def trace_to(path: str, attempt: int) -> None:
-    """Append ``attempt<TAB>node<TAB>point`` for every point reached to ``path``."""
-    global _trace_fd, _trace_attempt
+def trace_to(path: str, attempt: int, progress_fd: int | None = None) -> None:
+    """Append ``attempt<TAB>node<TAB>point<TAB>monotonic time`` for every point reached to
+    ``path``, and the same line to ``progress_fd`` if given (a non-blocking pipe to the
+    harness, which times a kill from a point; a reader gone or full loses nothing here)."""
+    global _trace_fd, _trace_attempt, _progress_fd
     _trace_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     _trace_attempt = attempt
+    _progress_fd = progress_fd
 
 
 def reach(node: str, point: str) -> None:
@@ -95,6 +108,28 @@ def provider_answered() -> None:
     _trace(_running, "before_record")
     if _target == (_running, "before_record"):
         die()
+
+
+RUN = "run"  # the trace's name for the graph as a whole (``run/started``)
+
+
+def run_started() -> None:
+    """Called by the harness's worker just before it invokes the graph: a trace mark for
+    the fuzzer (the run's first checkpoints are written before the first node starts)."""
+    _trace(RUN, "started")
+
+
+def intent_recorded() -> None:
+    """Called by the guard once its intent is durable, before it calls the provider."""
+    if _running is not None:
+        _trace(_running, "after_intent")
+
+
+def effect_landed() -> None:
+    """Called by the simulated provider once a call's effect is committed, before it
+    answers: a trace mark for the fuzzer, inside whichever node called it."""
+    if _running is not None:
+        _trace(_running, "effect_landed")
 
 
 def writes_saved(task_path: str = "") -> None:
@@ -152,5 +187,12 @@ def die() -> None:
 
 
 def _trace(node: str, point: str) -> None:
+    global _progress_fd
     if _trace_fd is not None:
-        os.write(_trace_fd, f"{_trace_attempt}\t{node}\t{point}\n".encode())
+        line = f"{_trace_attempt}\t{node}\t{point}\t{time.monotonic()}\n".encode()
+        os.write(_trace_fd, line)
+        if _progress_fd is not None:
+            try:
+                os.write(_progress_fd, line)
+            except OSError:  # the harness stopped listening: the trace file still has it
+                _progress_fd = None

@@ -12,7 +12,7 @@ What it promises:
 
 - **Reproducible by seed.** The planned instants are a pure function of the
   seed, the number of kills and a :class:`Profile` (how long an unkilled
-  worker lives and where its graph runs): :func:`plan`. The profile is
+  worker lives, where its graph runs, when it passes each point): :func:`plan`. The profile is
   measured first (a few unkilled runs per lane) and printed. A machine's pace
   drifts while it fuzzes, so with a measured profile each lane sets its timer
   to the planned instant *relative to* its workers' current life (an unkilled
@@ -20,18 +20,31 @@ What it promises:
   profile back with ``--profile`` and the timers are exactly the planned
   delays, in seconds. Outcomes can still differ between two runs, because a
   worker's own speed varies; the plan does not.
-- **Random instants over the whole life.** Half the draws are uniform over the
-  worker's whole life (plus 15 % past its typical end, so some timers fire
-  after the worker finished: those kills do not land and are reported). The
-  other half are uniform over the window in which the graph runs (first to
-  last checkpoint), where the nodes, their effects and the checkpoint writes
-  are; process start-up is skipped there because nothing happens in it.
+- **Random instants, aimed at the windows where doubles are born.** The
+  calibration also measures when a typical worker passes each crash point
+  (and the marks ``run/started``, the guard's ``after_intent`` and the
+  provider's ``effect_landed``), which cuts the run into *windows*
+  (:func:`windows_of`): per node, the time in it and the time its checkpoint
+  takes; for a guarded node, the guard's four (before the intent is recorded,
+  intent recorded and the effect not landed, the effect landed and its result
+  not recorded, the node's checkpoint). Each draw picks a window, then a
+  uniform instant inside it; :data:`START_SHARE` of the draws fall in start-up
+  and :data:`TAIL_SHARE` after the graph (up to 15 % past a typical end, so
+  some timers fire after the worker finished: those kills do not land and are
+  reported). A worker's start-up alone varies by more than a window is long, so
+  each timer is set again from the last point the worker passes at least
+  :data:`AIM_LEAD_S` before the instant (see ``aim`` in
+  :mod:`course.crash.harness`). The last line reports the coverage:
+  ``windows=<n> in_windows=<percent of kills inside them> min_window=<the
+  least-hit window's percent>``. With a pinned ``--profile`` (no points), the
+  draws are the old ones: uniform over the whole life, or over the graph's run.
 - **Counts real kills.** ``--kills N`` means N SIGKILLs that landed: a timer
   that fires after its worker finished killed nothing, so more instants are
   drawn (the same seeded sequence, continued) until N landed. The last line is
   exactly ``kills=<n> double_charges=<d> double_emails=<e> lost=<l>
-  reconciled=<r>``; the line before it says how many timers that took and how
-  fast it ran. A table
+  reconciled=<r> windows=<w> in_windows=<p> min_window=<m>``; the line before it
+  says how many timers that took, how fast it ran, and after how many kills the
+  first double came (``first_double=``). A table
   shows where the kills landed (after which crash point) and what they caused.
 - **Fast.** Scenarios run in parallel lanes (one per core), each lane a
   process forked from this warm one, each worker forked from its lane.
@@ -78,6 +91,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from course.base.crashpoints import RUN
 from course.base.table import Table
 from course.crash.harness import CrashHarness, EffectVerdicts, ScenarioResult, resolve_factory
 
@@ -95,6 +109,10 @@ FAULTS = ("kill", "pause")
 FOLLOW_UP = 0.3  # share of scenarios with a second SIGKILL in a later stage
 PAUSE_SHARE = 0.5  # with --fault pause: share of first interruptions that freeze, not kill
 PAUSE_MAX_S = 0.25  # a freeze lasts up to this long (the provider's hold is 50 ms)
+START_SHARE = 0.05  # aimed draws in start-up (before the first node)
+TAIL_SHARE = 0.05  # aimed draws after the graph's last checkpoint (some past the worker's end)
+AIM_LEAD_S = 0.0005  # a timer is set again from a point passed at least this long before
+AFTER = "after the graph (last checkpoint written)"
 
 
 @dataclass(frozen=True)
@@ -105,6 +123,22 @@ class Profile:
     span_s: float  # typical life, start to exit
     window: tuple[float, float]  # first to last durable checkpoint: where the graph runs
     marks: tuple[float, ...] = ()  # every checkpoint of a typical run (when they agree)
+    points: tuple[tuple[str, float], ...] = ()  # ("node/point", when), a typical run's trail
+
+    def windows(self) -> list[Window]:
+        """The windows of a typical run, with their times (empty without ``points``)."""
+        return windows_of(self.points, self.span_s)
+
+    def aim(self, delay: float) -> tuple[str, float] | None:
+        """The point to time a kill at ``delay`` from, and the offset after it: the last
+        point a typical worker passes at least :data:`AIM_LEAD_S` before (or, closer to the
+        start, the first point); ``None`` (time it from the start) before the first."""
+        before = [(label, at) for label, at in self.points if at <= delay - AIM_LEAD_S]
+        before = before or [(label, at) for label, at in self.points if at <= delay][:1]
+        if not before:
+            return None
+        label, at = before[-1]
+        return label, round(delay - at, 7)
 
     def __post_init__(self) -> None:
         lo, hi = self.window
@@ -113,8 +147,9 @@ class Profile:
 
     def describe(self) -> str:
         lo, hi = self.window
+        aimed = f", {len(self.windows())} windows aimed at" if self.points else ""
         return (f"span {self.span_s * 1000:.1f} ms, graph runs {lo * 1000:.1f}-{hi * 1000:.1f} ms"
-                f" (pin with --profile {self.as_arg()})")
+                f"{aimed} (pin with --profile {self.as_arg()})")
 
     def as_arg(self) -> str:
         return ",".join(f"{v * 1000:.1f}" for v in (self.span_s, *self.window))
@@ -133,14 +168,104 @@ class Profile:
         return cls(values[0], (values[1], values[2]))
 
 
+@dataclass(frozen=True)
+class Window:
+    """A stretch of a typical run a kill can land in, and the zones (last point passed)
+    that say a kill landed there."""
+
+    name: str  # "charge: intent recorded, provider not answered"
+    zones: tuple[str, ...]
+    lo: float = 0.0  # seconds after the worker starts, in a typical run
+    hi: float = 0.0
+
+
+def windows_of(points: tuple[tuple[str, float], ...] | list[str],
+               span_s: float = 0.0) -> list[Window]:
+    """The windows of a run whose trail is ``points`` (``("node/point", when)`` pairs, or
+    the labels alone, then without times), in order: per node, the time in it and its
+    checkpoint (``after_effect`` to ``after_checkpoint``). The time in a node that calls
+    the provider (its ``effect_landed`` mark) is cut in two: before the effect lands, and
+    after it, the node not finished; in a node the guard wraps (its ``after_intent``
+    mark) in three: before the intent is recorded, the intent recorded and the effect
+    not landed, the effect landed and its result not recorded.
+    The time between a node's checkpoint and the next node is the next node's, and so is
+    the time from ``run/started`` to the first node (LangGraph writes the run's first
+    checkpoints then); the time after the last checkpoint is :data:`AFTER`, not a
+    window."""
+    timed = [(p, None) if isinstance(p, str) else p for p in points]
+    nodes = list(dict.fromkeys(label.split("/")[0] for label, _ in timed
+                               if not label.startswith(f"{RUN}/")))
+    guarded = {label.split("/")[0] for label, _ in timed if label.endswith("/after_intent")}
+    effects = {label.split("/")[0] for label, _ in timed if label.endswith("/effect_landed")}
+    names: list[str] = []
+    zone_to: dict[str, str] = {}
+    for label, _ in timed:
+        node, point = label.split("/", 1)
+        if node == RUN:  # the run's first checkpoints: the first node's time
+            if not nodes:
+                continue
+            node, point = nodes[0], "before_effect"
+        elif point == "after_checkpoint":
+            later = nodes.index(node) + 1
+            if later == len(nodes):
+                zone_to[label] = AFTER
+                continue
+            node, point = nodes[later], "before_effect"  # planning the next node's step
+        landed = ("effect landed, result not recorded" if node in guarded
+                  else "effect landed, node not finished")
+        name = {"before_effect": "before the intent is recorded" if node in guarded
+                else "before the effect lands" if node in effects else "in the node",
+                "after_intent": "intent recorded, effect not landed",
+                "effect_landed": landed, "before_record": landed,
+                }.get(point, "its checkpoint")
+        zone_to[label] = f"{node}: {name}"
+        if zone_to[label] not in names:
+            names.append(zone_to[label])
+    found = []
+    for name in names:
+        spans = [(at, timed[i + 1][1] if i + 1 < len(timed) else span_s)
+                 for i, (label, at) in enumerate(timed) if zone_to.get(label) == name]
+        zones = tuple(label for label, _ in timed if zone_to.get(label) == name)
+        if all(at is not None for at, _ in spans):
+            found.append(Window(name, zones, spans[0][0], spans[-1][1]))
+        else:
+            found.append(Window(name, zones))
+    return found
+
+
+def window_of(zone: str, windows: list[Window]) -> str:
+    """The window a kill whose zone is ``zone`` landed in (a freeze's too); otherwise
+    :data:`AFTER` for the last checkpoint, or the zone itself (start-up, not landed)."""
+    zone = zone.removeprefix("paused in ")
+    found = next((w.name for w in windows if zone in w.zones), None)
+    if found is None and zone.endswith("/after_checkpoint"):
+        return AFTER
+    return found or zone
+
+
 def plan(seed: int, kills: int, profile: Profile, *, bias: float = BIAS) -> list[float]:
-    """The kill delays in seconds after the worker starts: same arguments, same list."""
+    """The kill delays in seconds after the worker starts: same arguments, same list.
+
+    With the profile's points, aimed (see the module's docstring); without them, a share
+    ``bias`` uniform over the graph's run and the rest over the whole life."""
     if kills < 0:
         raise ValueError(f"kills must be >= 0, got {kills}")
     rng = random.Random(seed)
+    windows = profile.windows()
+    first = profile.points[0][1] if profile.points else 0.0
+    last = max((w.hi for w in windows), default=0.0)
     delays = []
     for _ in range(kills):
-        lo, hi = profile.window if rng.random() < bias else (0.0, profile.span_s * OVERSHOOT)
+        draw = rng.random()
+        if not windows:
+            lo, hi = profile.window if draw < bias else (0.0, profile.span_s * OVERSHOOT)
+        elif draw < START_SHARE:
+            lo, hi = 0.0, first
+        elif draw < START_SHARE + TAIL_SHARE:
+            lo, hi = last, profile.span_s * OVERSHOOT
+        else:
+            window = windows[rng.randrange(len(windows))]
+            lo, hi = window.lo, window.hi
         delays.append(round(rng.uniform(lo, hi), 7))
     return delays
 
@@ -199,12 +324,15 @@ class Outcome(EffectVerdicts):
     kills: int = 0  # 1 if the first worker died of its SIGKILL
     pauses: int = 0  # 1 if the first worker was frozen (and woken later) instead
     follow_up_kills: int = 0  # SIGKILLs that landed later: in a resumer or a reconciliation
+    trail_s: list[float] = field(default_factory=list)  # when it reached each, since start
+    aim: list[Any] | None = None  # ["node/point", offset_s] the timer was set again from
+    window: str = ""  # the window the kill landed in (windows_of), filled in by fuzz()
 
     @classmethod
     def of(cls, index: int, delay: float | None, result: ScenarioResult,
-           applied: float | None = None) -> Outcome:
+           applied: float | None = None, aim: tuple[str, float] | None = None) -> Outcome:
         first = result.attempts[0]
-        trail = ["/".join(point) for point in first.reached]
+        trail = list(first.trail)
         zone = trail[-1] if trail else STARTUP
         if result.paused:
             zone = f"paused in {zone}"
@@ -215,7 +343,8 @@ class Outcome(EffectVerdicts):
                    result.reconciled, result.status, result.verdict, len(result.attempts),
                    first.elapsed_s, first.checkpoints_s, trail,
                    delay if applied is None else applied, str(result.run_dir),
-                   int(first.outcome == "killed"), int(first.outcome == "paused"), later)
+                   int(first.outcome == "killed"), int(first.outcome == "paused"), later,
+                   list(first.trail_s), list(aim) if aim else None)
 
 
 @dataclass
@@ -285,11 +414,45 @@ class FuzzReport:
     def clean(self) -> bool:
         return not (self.double_charges or self.double_emails or self.lost)
 
+    def windows(self) -> list[Window]:
+        """The run's windows: the profile's, or, for a pinned profile, those of the
+        longest trail a worker of this fuzz left (the same names, without times)."""
+        if self.profile.points:
+            return self.profile.windows()
+        return windows_of(max((o.trail for o in self.outcomes), key=len, default=[]))
+
+    def coverage(self) -> tuple[int, float, float]:
+        """``(windows, percent of landed kills inside one, the least-hit window's
+        percent)``; start-up, after the graph and freezes count as landed kills."""
+        windows = self.windows()
+        landed = [o for o in self.outcomes if o.landed]
+        if not windows or not landed:
+            return len(windows), 0.0, 0.0
+        hits = {w.name: 0 for w in windows}
+        for o in landed:
+            name = window_of(o.zone, windows)
+            if name in hits:
+                hits[name] += 1
+        share = 100 / len(landed)
+        return len(windows), sum(hits.values()) * share, min(hits.values()) * share
+
+    def first_double(self) -> int | None:
+        """After how many landed kills (in the plan's order) the first double came."""
+        count = 0
+        for o in self.outcomes:
+            count += o.landed
+            if o.double_charge or o.double_email:
+                return count
+        return None
+
     def summary(self) -> str:
         line = (f"kills={self.kills} double_charges={self.double_charges} "
                 f"double_emails={self.double_emails} lost={self.lost} "
                 f"reconciled={self.reconciled}")
-        return f"{line} pauses={self.pauses}" if self.fault == "pause" or self.pauses else line
+        if self.fault == "pause" or self.pauses:
+            line += f" pauses={self.pauses}"
+        windows, inside, least = self.coverage()
+        return f"{line} windows={windows} in_windows={inside:.0f} min_window={least:.0f}"
 
     def landed_line(self) -> str:
         what = "kills and pauses" if self.fault == "pause" else "kills"
@@ -298,7 +461,8 @@ class FuzzReport:
                 f"errors={len(self.errors)} jobs={self.jobs} "
                 f"elapsed={self.elapsed_s:.1f}s rate={self.kills_per_s:.1f} kills/s "
                 f"cpu={self.cpu_s / max(self.landed, 1) * 1000:.0f} ms/kill "
-                f"follow_up_kills={self.follow_up_kills} (in resumers and reconciliation)")
+                f"follow_up_kills={self.follow_up_kills} (in resumers and reconciliation) "
+                f"first_double={self.first_double() or 'none'}")
 
     def zones(self) -> Table:
         """Where the kills landed and what they caused, in the order the graph runs."""
@@ -325,6 +489,21 @@ class FuzzReport:
                 for zone, hit in sorted(by_zone.items(), key=lambda item: rank(item[0]))]
         return Table(rows, title=f"where {self.timers} random timers fired ({self.graph} graph)")
 
+    def windows_table(self) -> Table:
+        """How many kills each window got, and what they caused, in the order of the run."""
+        windows = self.windows()
+        order = [STARTUP] + [w.name for w in windows] + [AFTER]
+        landed = [o for o in self.outcomes if o.landed]
+        rows = []
+        for name in order:
+            hit = [o for o in landed if window_of(o.zone, windows) == name]
+            rows.append({"window": name, "kills": len(hit),
+                         "share": f"{100 * len(hit) / max(len(landed), 1):.0f} %",
+                         "double charges": sum(o.double_charge for o in hit),
+                         "double emails": sum(o.double_email for o in hit),
+                         "lost": sum(o.lost for o in hit)})
+        return Table(rows, title=f"the {len(landed)} kills that landed, by window")
+
     def to_json(self) -> dict[str, Any]:
         return {"graph": self.graph, "seed": self.seed, "profile": self.profile.as_arg(),
                 "jobs": self.jobs, "elapsed_s": self.elapsed_s, "kills": self.kills,
@@ -333,6 +512,10 @@ class FuzzReport:
                 "double_emails": self.double_emails, "lost": self.lost,
                 "reconciled": self.reconciled, "pauses": self.pauses, "fault": self.fault,
                 "follow_up_kills": self.follow_up_kills,
+                "windows": [asdict(w) for w in self.windows()],
+                "coverage": dict(zip(("windows", "in_windows", "min_window"),
+                                     self.coverage(), strict=True)),
+                "first_double": self.first_double(),
                 "delays": self.delays,
                 "outcomes": [asdict(o) for o in self.outcomes]}
 
@@ -404,7 +587,8 @@ def fuzz(
                         list(enumerate(delays))[first:],
                         on_result=lambda o: bar.update(1 if o.landed else 0),
                         pace_of=profile.span_s if adapt else None,
-                        faults=extras[first:])
+                        faults=extras[first:],
+                        aims=[profile.aim(d) for d in delays[first:]])
                     if lanes.problems:
                         break
             elapsed = time.monotonic() - started
@@ -413,6 +597,9 @@ def fuzz(
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     outcomes.sort(key=lambda o: o.index)
+    windows = profile.windows() if profile else []
+    for o in outcomes:
+        o.window = window_of(o.zone, windows) if windows else ""
     return FuzzReport(str(graph), seed, profile, delays, outcomes, jobs, elapsed, str(work),
                       _cpu_s() - cpu_before, wanted=kills, fault=fault,
                       lane_failures=lane_failures)
@@ -504,16 +691,25 @@ class Lanes:
         if marked:
             window = (statistics.median(m[0] for m in marked),
                       statistics.median(m[-1] for m in marked))
+        points: tuple[tuple[str, float], ...] = ()
+        trails = [o for o in finished if o.trail and len(o.trail_s) == len(o.trail)]
+        if trails and len({tuple(o.trail) for o in trails}) == 1:  # every run agrees
+            points = tuple((label, round(statistics.median(o.trail_s[i] for o in trails), 6))
+                           for i, label in enumerate(trails[0].trail))
         return Profile(round(span, 4),
-                       (round(min(window[0], span), 4), round(min(window[1], span), 4)), marks)
+                       (round(min(window[0], span), 4), round(min(window[1], span), 4)), marks,
+                       points)
 
     def run(self, tasks: list[tuple[int, float | None]], on_result=None,
-            pace_of: float | None = None, faults: list[Faults] | None = None) -> list[Outcome]:
+            pace_of: float | None = None, faults: list[Faults] | None = None,
+            aims: list[tuple[str, float] | None] | None = None) -> list[Outcome]:
         """Run every ``(index, delay)``; a task lost with a dying lane has no outcome.
 
         With ``pace_of`` (the span the delays were planned for), each lane scales a delay
-        by its workers' current life / ``pace_of`` (see :func:`_lane`)."""
+        by its workers' current life / ``pace_of`` (see :func:`_lane`). ``aims`` (one per
+        task, from :meth:`Profile.aim`) time each kill from a point instead."""
         extra = dict(zip((index for index, _ in tasks), faults or [], strict=False))
+        aimed = dict(zip((index for index, _ in tasks), aims or [], strict=False))
         pending = list(reversed(tasks))
         outcomes: list[Outcome] = []
         buffers = dict.fromkeys(self._lanes, b"")
@@ -527,8 +723,9 @@ class Lanes:
                     fd = idle.pop()
                     index, delay = pending.pop()
                     more = extra.get(index, Faults()).as_text()
+                    aim = json.dumps(aimed.get(index))
                     os.write(self._lanes[fd][0],
-                             f"{index}\t{delay}\t{pace_of}\t{more}\n".encode())
+                             f"{index}\t{delay}\t{pace_of}\t{more}\t{aim}\n".encode())
                     busy.add(fd)
                 if not busy:
                     break  # every lane died
@@ -574,6 +771,7 @@ def _lane(graph: str, root: Path, task_fd: int, result_fd: int, keep_failed: boo
         for line in tasks:
             index, delay_text, pace_text, *more = line.rstrip("\n").split("\t")
             faults = Faults.parse(more[0]) if more else Faults()
+            aim = tuple(json.loads(more[1])) if len(more) > 1 and more[1] != "null" else None
             delay = None if delay_text == "None" else float(delay_text)
             pace = None if pace_text == "None" else float(pace_text)
             applied = delay
@@ -586,12 +784,15 @@ def _lane(graph: str, root: Path, task_fd: int, result_fd: int, keep_failed: boo
                 paced += 1
                 if lives:
                     applied = round(delay * statistics.median(lives) / pace, 7)
+            if applied is not None and aim is not None:
+                applied = round(applied * 2, 7)  # the fallback, should the point never come
             result = harness.run(kill_after_s=applied, thread_id=f"fuzz-{index}",
                                  pause_for_s=faults.pause_for_s if applied is not None else None,
-                                 then_kill=faults.then_kill if applied is not None else None)
+                                 then_kill=faults.then_kill if applied is not None else None,
+                                 aim=aim if applied is not None else None)
             if delay is None and result.status == "completed":
                 lives.append(result.attempts[0].elapsed_s)
-            outcome = Outcome.of(int(index), delay, result, applied)
+            outcome = Outcome.of(int(index), delay, result, applied, aim)
             failed = outcome.double_charge or outcome.double_email or outcome.lost
             if failed and keep_failed and kept < KEEP_FAILED:
                 kept += 1
@@ -652,6 +853,7 @@ def run_command(args) -> int:
           f"profile: {report.profile.describe()}")
     if report.outcomes:
         print(report.zones())
+        print(report.windows_table())
     for o in report.errors[:1]:
         print(f"first error (scenario {o.index}): {o.verdict}")
     failing = [o for o in report.outcomes if o.run_dir]

@@ -23,6 +23,12 @@ Two more faults, for the fuzzer (:mod:`course.crash.fuzz`):
   while it is frozen, and wakes it (SIGCONT) ``pause_for_s`` seconds later; it
   then carries on with whatever it was doing, next to the resumers. Its end
   is waited for before the ledger is read, and recorded as a ``woken`` attempt.
+- ``aim=("node/point", offset_s)``: the first worker's timer is set again when the
+  worker passes that point (or mark, such as ``after_intent``), to ``offset_s`` after the
+  instant it passed it; ``kill_after_s`` stays the fallback should it never get there.
+  A few tenths of a millisecond are what separates the guard's windows, and a worker's
+  start-up alone varies by more: timed from a nearby point, a timer lands in the window it
+  was drawn for. The worker reports its points through a pipe as it reaches them.
 - ``then_kill=(stage, delay_s)``: one more SIGKILL, ``delay_s`` after a later
   stage starts. Stages count every worker attempt and every reconciliation
   (stage 1 is the first worker), so a kill can land in a resumer or in the
@@ -99,6 +105,11 @@ class Attempt:
     outcome: str  # killed | completed | needs_reconcile | retry | error
     reached: list[tuple[str, str]] = field(default_factory=list)
     detail: str = ""
+    # ``reached`` with the trace's marks (``run/started``, ``after_intent``, ...), as
+    # "node/point", and when the worker passed each (seconds since its start): the fuzzer's
+    trail: list[str] = field(default_factory=list)
+    trail_s: list[float] = field(default_factory=list)
+    started_at: float = 0.0  # the worker's start (monotonic)
     elapsed_s: float = 0.0  # from the worker's start (just after fork) to its end
     checkpoints_s: list[float] = field(default_factory=list)  # each durable put, since start
     # a killed worker only: what it left for the next one, read from the checkpoint database
@@ -232,6 +243,7 @@ class CrashHarness:
         thread_id: str | None = None,
         pause_for_s: float | None = None,
         then_kill: tuple[int, float] | None = None,
+        aim: tuple[str, float] | None = None,
     ) -> ScenarioResult:
         """One scenario: crash once as asked, then resume until the run completes.
 
@@ -250,6 +262,8 @@ class CrashHarness:
             raise ValueError(f"kill_after_s must be >= 0, got {kill_after_s}")
         if pause_for_s is not None and (kill_after_s is None or pause_for_s < 0):
             raise ValueError("pause_for_s needs kill_after_s (when to freeze) and must be >= 0")
+        if aim is not None and (kill_after_s is None or aim[1] < 0):
+            raise ValueError("aim needs kill_after_s (the fallback) and an offset >= 0")
         if then_kill is not None and (then_kill[0] < 2 or then_kill[1] < 0):
             raise ValueError(f"then_kill wants (stage >= 2, delay_s >= 0), got {then_kill}")
         self._count += 1
@@ -277,7 +291,8 @@ class CrashHarness:
             timer = kill_after_s if number == 1 else _delay_for(then_kill, stage)
             world.close()  # never carry an open SQLite connection across fork
             attempt = self._attempt(graph, saver, run_dir, thread_id, number, armed, timer,
-                                    pause_for_s if number == 1 else None)
+                                    pause_for_s if number == 1 else None,
+                                    aim if number == 1 else None)
             attempts.append(attempt)
             if attempt.outcome == "paused":
                 frozen = attempt.frozen
@@ -326,47 +341,65 @@ class CrashHarness:
 
     def _attempt(self, graph: Any, saver: CrashAwareSaver, run_dir: Path, thread_id: str,
                  number: int, armed: tuple[str, str] | None, kill_after_s: float | None,
-                 pause_for_s: float | None = None) -> Attempt:
+                 pause_for_s: float | None = None,
+                 aim: tuple[str, float] | None = None) -> Attempt:
         label = _label(armed, kill_after_s)
         if pause_for_s is not None:
             label = f"pause {pause_for_s * 1000:.0f} ms at {label.removeprefix('timer ')}"
         sys.stdout.flush()
         sys.stderr.flush()
         alive_read, alive_write = os.pipe()
+        progress_read, progress_write = os.pipe() if aim and kill_after_s is not None else (
+            None, None)
+        if progress_write is not None:
+            os.set_blocking(progress_write, False)  # a worker never waits for the harness
         gc.freeze()  # the worker's collector then skips everything inherited: fewer copied pages
         pid = os.fork()
         if pid:
             gc.unfreeze()
             os.close(alive_write)
+            if progress_write is not None:
+                os.close(progress_write)
         else:  # the worker
             code = EXIT_ERROR
             try:
                 os.close(alive_read)
+                if progress_read is not None:
+                    os.close(progress_read)
                 os.write(alive_write, struct.pack("d", time.monotonic()))  # "I am running"
                 os.close(alive_write)
-                code = _worker(graph, saver, run_dir, thread_id, self.message, number, armed)
+                code = _worker(graph, saver, run_dir, thread_id, self.message, number, armed,
+                               progress_write)
             except BaseException:
                 with contextlib.suppress(BaseException):
                     _write(run_dir / "error.txt", traceback.format_exc())
             finally:
                 os._exit(code)
         started = _started(alive_read)
-        if pause_for_s is not None and kill_after_s is not None:
-            frozen = _Frozen.at(pid, started + kill_after_s, pause_for_s)
-            if frozen is not None:  # what it reached before it froze (it goes on later)
-                reached = _trace_of(run_dir).get(number, [])
-                return Attempt(number, label, "paused", reached, detail="SIGSTOP",
-                               elapsed_s=time.monotonic() - started, frozen=frozen)
-            status = os.waitpid(pid, 0)[1]  # it finished before the pause: nothing froze
-        else:
-            status = _wait(pid, None if kill_after_s is None else started + kill_after_s)
+        progress = None if progress_read is None else (progress_read, *aim)
+        try:
+            if pause_for_s is not None and kill_after_s is not None:
+                frozen = _Frozen.at(pid, started + kill_after_s, pause_for_s, progress)
+                if frozen is not None:  # what it reached before it froze (it goes on later)
+                    trail, times = _trace_of(run_dir).get(number, ([], []))
+                    return Attempt(number, label, "paused", _points(trail), detail="SIGSTOP",
+                                   elapsed_s=time.monotonic() - started, frozen=frozen,
+                                   trail=trail, trail_s=[t - started for t in times],
+                                   started_at=started)
+                status = os.waitpid(pid, 0)[1]  # it finished before the pause: nothing froze
+            else:
+                status = _wait(pid, None if kill_after_s is None else started + kill_after_s,
+                               progress)
+        finally:
+            if progress_read is not None:
+                os.close(progress_read)
         elapsed = time.monotonic() - started
         marks = _checkpoint_marks(run_dir, number, started)
         if os.WIFSIGNALED(status):
             left, writes = _left_on_disk(run_dir, thread_id)
             return Attempt(number, label, "killed", detail=signal.Signals(os.WTERMSIG(status)).name,
                            elapsed_s=elapsed, checkpoints_s=marks, checkpoints_left=left,
-                           writes_left=writes)
+                           writes_left=writes, started_at=started)
         code = os.WEXITSTATUS(status)
         outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
                    EXIT_RETRY: "retry"}.get(code, "error")
@@ -376,7 +409,7 @@ class CrashHarness:
         elif outcome == "needs_reconcile":
             detail = _read(run_dir / "reconcile.json")
         return Attempt(number, label, outcome, detail=detail, elapsed_s=elapsed,
-                       checkpoints_s=marks)
+                       checkpoints_s=marks, started_at=started)
 
     def _reconcile(self, run_dir: Path, world: World,
                    kill_after_s: float | None = None) -> Attempt | None:
@@ -431,24 +464,12 @@ class _Frozen:
         self._timer.start()
 
     @classmethod
-    def at(cls, pid: int, deadline: float, pause_for_s: float) -> _Frozen | None:
-        """Freeze ``pid`` at ``deadline`` (monotonic); ``None`` if it ended before then."""
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            if hasattr(os, "pidfd_open"):
-                fd = os.pidfd_open(pid)
-                try:
-                    ready, _, _ = select.select([fd], [], [], left)
-                finally:
-                    os.close(fd)
-                if ready:
-                    return None  # exited (its status is still there to reap)
-                break
-            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
-                return None  # exited (left unreaped, like above)
-            time.sleep(min(0.0005, left))
+    def at(cls, pid: int, deadline: float, pause_for_s: float,
+           progress: Progress | None = None) -> _Frozen | None:
+        """Freeze ``pid`` at ``deadline`` (monotonic, or as ``progress`` moves it); ``None``
+        if it ended before then."""
+        if not _running_at(pid, deadline, progress):
+            return None  # exited (its status is still there to reap)
         os.kill(pid, signal.SIGSTOP)
         return cls(pid, pause_for_s)
 
@@ -515,27 +536,61 @@ def _started(alive_read: int) -> float:
     return struct.unpack("d", stamp)[0] if len(stamp) == 8 else time.monotonic()
 
 
-def _wait(pid: int, deadline: float | None) -> int:
-    """Reap ``pid``; if ``deadline`` (monotonic) comes first, SIGKILL it there and then."""
-    if deadline is None:
-        return os.waitpid(pid, 0)[1]
-    if hasattr(os, "pidfd_open"):
-        fd = os.pidfd_open(pid)
-        try:
-            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:  # still running at the deadline (a zombie ignores the signal)
-                signal.pidfd_send_signal(fd, signal.SIGKILL)
-        finally:
-            os.close(fd)
-        return os.waitpid(pid, 0)[1]
-    while time.monotonic() < deadline:  # portable fallback: poll
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status  # finished before the timer: nothing to kill
-        time.sleep(min(0.0005, max(0.0, deadline - time.monotonic())))
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+Progress = tuple[int, str, float]  # (pipe of the worker's trace lines, "node/point", offset)
+
+
+def _wait(pid: int, deadline: float | None, progress: Progress | None = None) -> int:
+    """Reap ``pid``; if ``deadline`` (monotonic, or as ``progress`` moves it) comes first,
+    SIGKILL it there and then."""
+    if deadline is not None and _running_at(pid, deadline, progress):
+        with contextlib.suppress(ProcessLookupError):  # a zombie ignores the signal
+            os.kill(pid, signal.SIGKILL)
     return os.waitpid(pid, 0)[1]
+
+
+def _running_at(pid: int, deadline: float, progress: Progress | None = None) -> bool:
+    """Wait until ``deadline`` (monotonic); whether ``pid`` is still running then (it is
+    not reaped either way). With ``progress = (fd, "node/point", offset)`` the deadline
+    becomes ``offset`` after the instant the worker wrote that it passed the point (its
+    own clock: how late this process reads the line does not matter), when it does."""
+    fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+    watched = [fd] if fd is not None else []
+    pending = b""
+    if progress is not None:
+        watched.append(progress[0])
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return not os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if fd is None and not progress:  # portable fallback: poll
+                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                    return False
+                time.sleep(min(0.0005, left))
+                continue
+            ready, _, _ = select.select(watched, [], [], min(left, 0.0005) if fd is None
+                                        else left)
+            if fd is not None and fd in ready:
+                return False  # exited before the deadline
+            if progress is not None and progress[0] in ready:
+                chunk = os.read(progress[0], 1 << 16)
+                if not chunk:  # the worker closed its end: it is exiting
+                    watched.remove(progress[0])
+                    progress = None
+                    continue
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    _, node, point, stamp = line.decode().split("\t")
+                    if f"{node}/{point}" == progress[1]:
+                        deadline = float(stamp) + progress[2]
+                        watched.remove(progress[0])
+                        progress = None
+                        break
+            elif fd is None and os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                return False
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 # ------------------------------------------------------------------ worker side
@@ -588,10 +643,10 @@ class CrashAwareSaver(SqliteSaver):
 
 
 def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, message: str,
-            number: int, armed: tuple[str, str] | None) -> int:
+            number: int, armed: tuple[str, str] | None, progress_fd: int | None = None) -> int:
     global _timeline_fd, _timeline_attempt
     become_worker(run_dir)
-    crashpoints.trace_to(str(run_dir / "trace.log"), number)
+    crashpoints.trace_to(str(run_dir / "trace.log"), number, progress_fd)
     _timeline_fd = os.open(run_dir / "timeline.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT,
                            0o644)
     _timeline_attempt = number
@@ -604,6 +659,7 @@ def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, messa
     # a graph from course.crash.with_durability runs another mode than "sync"
     crashpoints.expect_write_records(getattr(graph, "durability", "sync") != "exit")
     payload = None if started else {"thread_id": thread_id, "message": message}
+    crashpoints.run_started()
     try:
         graph.invoke(payload, config, durability="sync")
     except NeedsReconcile as pending:
@@ -632,12 +688,21 @@ def standalone_worker(graph: Factory | str, run_dir: str | Path, thread_id: str,
                    number, armed)
 
 
-def _trace_of(run_dir: Path) -> dict[int, list[tuple[str, str]]]:
-    by_attempt: dict[int, list[tuple[str, str]]] = {}
+def _trace_of(run_dir: Path) -> dict[int, tuple[list[str], list[float]]]:
+    """Per attempt: every point and mark it passed ("node/point"), and when (monotonic)."""
+    by_attempt: dict[int, tuple[list[str], list[float]]] = {}
     for line in _read(run_dir / "trace.log").splitlines():
-        number, node, point = line.split("\t")
-        by_attempt.setdefault(int(number), []).append((node, point))
+        number, node, point, stamp = line.split("\t")
+        trail, times = by_attempt.setdefault(int(number), ([], []))
+        trail.append(f"{node}/{point}")
+        times.append(float(stamp))
     return by_attempt
+
+
+def _points(trail: list[str]) -> list[tuple[str, str]]:
+    """The crash points of a trail, without the marks only the fuzzer reads."""
+    pairs = [tuple(label.split("/", 1)) for label in trail]
+    return [(node, point) for node, point in pairs if point in crashpoints.POINTS]
 
 
 def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
@@ -647,9 +712,12 @@ def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
         if attempt is paused:
             continue  # keeps what it reached before the freeze
         if attempt.armed == "woken" and paused is not None:  # the rest of the frozen worker
-            attempt.reached = by_attempt.get(paused.number, [])[len(paused.reached):]
+            trail = by_attempt.get(paused.number, ([], []))[0][len(paused.trail):]
+            attempt.reached, attempt.trail = _points(trail), trail
             continue
-        attempt.reached = by_attempt.get(attempt.number, [])
+        trail, times = by_attempt.get(attempt.number, ([], []))
+        attempt.reached, attempt.trail = _points(trail), trail
+        attempt.trail_s = [round(t - attempt.started_at, 6) for t in times]
 
 
 # channels of a write record that do not mean "the node finished": its error, its

@@ -61,6 +61,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from course.base import crashpoints
 from course.storage.sqlite import SqliteBacked, transaction
 from course.world.catalogue import CURRENCIES, CUSTOMERS, INVOICES, MAX_CENTS, SUBSCRIPTIONS
 
@@ -391,6 +392,7 @@ class BillingSimulator(SqliteBacked):
         if key is None:
             with transaction(self._conn):
                 response = commit()
+            crashpoints.effect_landed()  # a trace mark for the crash fuzzer, nothing else
             return self._deliver({**response, "replayed": False})
 
         fingerprint = _fingerprint(op, params)
@@ -409,6 +411,7 @@ class BillingSimulator(SqliteBacked):
                     return late  # rolled back; nothing of this call was written
                 response = commit()
                 self._finish(key, fence, {**response, "replayed": False})
+            crashpoints.effect_landed()
         except CardDeclined as error:
             with transaction(self._conn):  # a no-op if the key is no longer this call's
                 self._finish(key, fence, {"error": error.to_dict()})  # replayed to retries
