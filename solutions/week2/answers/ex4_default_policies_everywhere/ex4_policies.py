@@ -1,1 +1,1 @@
-POLICIES = {'retrieve': RetryPolicy(), 'refund': RetryPolicy()}
+POLICIES = {"parse": RetryPolicy(), "retrieve": RetryPolicy(), "refund": RetryPolicy()}

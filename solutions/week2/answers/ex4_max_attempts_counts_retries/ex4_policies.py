@@ -1,2 +1,6 @@
-POLICIES = {'retrieve': RetryPolicy(max_attempts=2, initial_interval=0.05, jitter=False,
-                                    retry_on=CatalogueTimeout)}
+POLICIES = {
+    "parse": RetryPolicy(max_attempts=3, initial_interval=0.05, jitter=False,
+                         retry_on=ConnectionError),
+    "retrieve": RetryPolicy(max_attempts=2, initial_interval=0.05, jitter=False,
+                            retry_on=CatalogueTimeout),
+}

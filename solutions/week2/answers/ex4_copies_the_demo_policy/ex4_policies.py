@@ -1,0 +1,2 @@
+POLICIES = {"retrieve": RetryPolicy(max_attempts=3, initial_interval=0.05, jitter=False,
+                                    retry_on=CatalogueTimeout)}
