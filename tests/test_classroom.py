@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -207,8 +208,8 @@ def test_controls_are_labelled_for_people_and_browser_tests():
         assert (lab.node.description, lab.point.description, lab.graph.description,
                 lab.button.description) == ("node", "crash point", "graph", "Run")
         assert list(lab.node.options) == ["parse", "retrieve", "charge", "email"]
-        assert list(lab.point.options) == ["before_effect", "before_record", "after_effect",
-                                           "after_writes", "after_checkpoint"]
+        assert list(lab.point.options) == ["before_effect", "after_effect", "after_writes",
+                                           "after_checkpoint"]  # the naive graph's charge
         assert list(lab.graph.options) == ["naive", "keyed"]
         for widget, name in ((lab.button, "run"), (lab.node, "node"), (lab.point, "point"),
                              (lab.graph, "graph"), (lab.ledger, "ledger"),
@@ -249,7 +250,8 @@ KILLED_AFTER_CHARGE = Attempt(
 
 
 def texts(figure):
-    return [t.get_text() for ax in figure.axes for t in ax.texts]
+    """Every label drawn in the axes, line breaks read as spaces (labels wrap to fit)."""
+    return [" ".join(t.get_text().split()) for ax in figure.axes for t in ax.texts]
 
 
 def test_the_timeline_says_who_charged_again():
@@ -259,9 +261,9 @@ def test_the_timeline_says_who_charged_again():
                                         [killed, resumed], 2, 1))
     keyed = timeline_figure(fake_result("keyed", "charge", "after_effect",
                                         [killed, resumed], 1, 1))
-    assert "charged\nAGAIN" in texts(naive) and "DOUBLE CHARGE" in texts(naive)
-    assert "charged\nAGAIN" not in texts(keyed)
-    assert "same key:\nno new charge" in texts(keyed) and "ok" in texts(keyed)
+    assert "charged AGAIN" in texts(naive) and "DOUBLE CHARGE" in texts(naive)
+    assert "charged AGAIN" not in texts(keyed)
+    assert "same key: no new charge" in texts(keyed) and "ok" in texts(keyed)
     assert texts(naive).count("skipped") == 2  # parse and retrieve did not run again
 
 
@@ -353,6 +355,213 @@ def test_folders_of_killed_kernels_are_swept(tmp_path):
     finally:
         lab.close()
     assert not lab.root.exists()
+
+
+# ------------------------------------------------------------------ the lab's choices
+def test_the_point_dropdown_offers_only_the_points_the_node_reaches():
+    lab = CrashLab()
+    try:
+        plain = ("before_effect", "after_effect", "after_writes", "after_checkpoint")
+        for node in ("parse", "retrieve", "charge", "email"):
+            assert lab.points_for("naive", node) == plain
+        assert lab.points_for("keyed", "charge") == ("before_effect", "before_record",
+                                                     *plain[1:])
+        assert lab.points_for("keyed", "email") == plain
+        assert "before_record" not in lab.point.options  # naive graph, charge
+        lab.graph.value = "keyed"  # what choosing in the dropdown does
+        assert "before_record" in lab.point.options and lab.point.value == "after_effect"
+        lab.point.value = "before_record"
+        lab.node.value = "email"  # email has no before_record: the next point it has
+        assert tuple(lab.point.options) == plain and lab.point.value == "after_effect"
+        lab.node.value, lab.point.value = "charge", "before_record"
+        lab.graph.value = "naive"
+        assert tuple(lab.point.options) == plain and lab.point.value == "after_effect"
+        lab.point.value = "after_writes"
+        lab.graph.value = "keyed"  # a point the new choice has is kept
+        assert lab.point.value == "after_writes"
+    finally:
+        lab.close()
+
+
+def test_a_point_the_node_never_reaches_is_refused_not_run():
+    with pytest.raises(ValueError, match=re.escape(
+            "the naive graph's charge never reaches before_record (only a node that calls "
+            "guarded does): choose one of before_effect, after_effect, after_writes, "
+            "after_checkpoint")):
+        CrashLab(point="before_record")
+    lab = CrashLab()
+    try:
+        with pytest.raises(ValueError, match="naive graph's charge never reaches before_rec"):
+            lab.run("charge", "before_record", graph="naive")
+        assert lab.results == [] and lab.graph.value == "naive"
+        lab.graph.value = "keyed"
+        result = lab.run("charge", "before_record")
+        assert result.killed_as_armed and result.graph == "keyed"
+        assert "keyed graph killed at charge/before_record, then resumed" in lab.status.value
+    finally:
+        lab.close()
+
+
+@pytest.mark.slow
+def test_every_choice_the_lab_offers_kills_where_it_says_and_draws_cleanly():
+    """Each (graph, node, point) the dropdowns offer: the kill lands there, and its timeline's
+    labels fit their boxes and meet nothing (a point the node never reached would leave
+    a "NOT KILLED" verdict and a status line that says it was killed)."""
+    lab = CrashLab()
+    try:
+        for graph in ("naive", "keyed"):
+            for node in lab.node.options:
+                for point in lab.points_for(graph, node):
+                    result = lab.run(node, point, graph=graph)
+                    assert result.killed_as_armed, (graph, node, point, result.verdict)
+                    assert f"killed at {node}/{point}" in lab.status.value
+                    assert_timeline_labels_fit(timeline_figure(result), (graph, node, point))
+    finally:
+        lab.close()
+
+
+# ------------------------------------------------------------------ labels that fit
+def drawn(figure):
+    """Lay the figure out as the PNG will be, and give the renderer that measured it."""
+    figure.canvas.draw()
+    return figure.canvas.get_renderer()
+
+
+def visible_ticklabels(ax, renderer):
+    labels = []
+    for axis, index in ((ax.xaxis, 0), (ax.yaxis, 1)):
+        low, high = sorted(axis.get_view_interval())
+        for label in axis.get_ticklabels():
+            if label.get_visible() and label.get_text() and \
+                    low - 1e-9 <= label.get_position()[index] <= high + 1e-9:
+                labels.append((f"tick {label.get_text()!r}", label.get_window_extent(renderer)))
+    return labels
+
+
+def overlapping(named_boxes):
+    return [(a, b) for i, (a, box_a) in enumerate(named_boxes)
+            for b, box_b in named_boxes[i + 1:] if box_a.overlaps(box_b)]
+
+
+def inside(box, outer, margin=1.0):
+    return (box.x0 >= outer.x0 + margin and box.x1 <= outer.x1 - margin
+            and box.y0 >= outer.y0 + margin and box.y1 <= outer.y1 - margin)
+
+
+def assert_timeline_labels_fit(figure, case):
+    renderer = drawn(figure)
+    (ax,) = figure.axes
+    boxes = [patch.get_window_extent(renderer) for patch in ax.patches]
+    labels = [(text.get_text(), text.get_window_extent(renderer)) for text in ax.texts]
+    marks = [(f"SIGKILL mark {i}", line.get_window_extent(renderer))
+             for i, line in enumerate(ax.lines) if line.get_marker() == "X"]
+    for text, box in labels:
+        if text.startswith("nothing left to run"):
+            assert inside(box, figure.bbox), (case, text)
+            continue
+        assert any(inside(box, outer, margin=3.0) for outer in boxes), (
+            f"{case}: {text!r} is not inside its box with room to spare")
+    framing = [("title", ax.title.get_window_extent(renderer)), *visible_ticklabels(
+        ax, renderer)]
+    assert not overlapping([*labels, *marks, *framing]) or all(
+        "SIGKILL" in a and "SIGKILL" in b for a, b in overlapping([*labels, *marks, *framing])
+    ), (case, overlapping([*labels, *marks, *framing]))
+    for name, box in framing:
+        assert inside(box, figure.bbox, margin=0), (case, name)
+
+
+def assert_callouts_clear(figure, case):
+    renderer = drawn(figure)
+    (ax,) = figure.axes
+    notes = [(t.get_text(), t.get_bbox_patch().get_window_extent(renderer)) for t in ax.texts]
+    legend = ax.get_legend().get_window_extent(renderer)
+    framing = [("title", ax.title.get_window_extent(renderer)),
+               ("x label", ax.xaxis.label.get_window_extent(renderer)),
+               ("y label", ax.yaxis.label.get_window_extent(renderer)),
+               ("legend", legend), *visible_ticklabels(ax, renderer)]
+    plot = ax.get_window_extent(renderer)
+    for text, box in notes:
+        assert inside(box, plot), f"{case}: the call-out {text!r} leaves the plot"
+    clash = overlapping([*notes, *framing])
+    assert not clash, f"{case}: {clash}"
+    for name, box in framing:
+        assert inside(box, figure.bbox, margin=0), (case, name)
+
+
+def measured(p, n):
+    """The explorer's figure at (p, n), its simulated points taken from the formula (the
+    layout does not depend on them; simulating 10,000 runs each time would be slow)."""
+    return compounding_figure(p, n, [(k, p ** k) for k in range(1, n + 1)], runs=10_000)
+
+
+def test_dragging_p_keeps_the_20_steps_call_out_off_the_axis():
+    """The learners' case: p dragged down, the 20-step value near 0 %, its call-out was
+    drawn below the axis over the tick labels."""
+    for p in (0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 1.0):
+        figure = measured(p, 20)
+        assert sorted(texts(figure)) == sorted([f"5 steps: {p ** 5:.0%}",
+                                                f"20 steps: {p ** 20:.0%}"])
+        assert_callouts_clear(figure, (p, 20))
+
+
+@pytest.mark.slow
+def test_no_call_out_meets_a_label_anywhere_on_the_sliders():
+    explorer = CompoundingExplorer(runs=100)
+    low, high, step = explorer.p_slider.min, explorer.p_slider.max, explorer.p_slider.step
+    every_p = [round(low + i * step, 3) for i in range(round((high - low) / step) + 1)]
+    assert every_p[0] == 0.5 and every_p[-1] == 1.0 and len(every_p) == 101
+    for p in every_p:
+        assert_callouts_clear(measured(p, 20), (p, 20))
+    for n in (1, 4, 5, 6, 10, 19, 20, 21, 25, 30, 40, 50, 60, 75, 90, explorer.n_slider.max):
+        for p in (0.5, 0.75, 0.95, 0.995, 1.0):
+            assert_callouts_clear(measured(p, n), (p, n))
+    for p in (0.0, 0.1, 0.3):  # below the slider: explorer.set(p=0.3) widens it
+        assert_callouts_clear(measured(p, 20), (p, 20))
+
+
+def test_timeline_labels_fit_their_boxes_in_odd_scenarios():
+    resumed = Attempt(2, "", "completed", all_steps("charge", "email"))
+    whole = Attempt(1, "", "completed", all_steps("parse", "retrieve", "charge", "email"))
+    paid = Attempt(1, "charge/before_record", "killed",
+                   [*all_steps("parse", "retrieve"), ("charge", "before_effect"),
+                    ("charge", "before_record")], "SIGKILL")
+    cases = {
+        "double charge": fake_result("naive", "charge", "after_effect",
+                                     [KILLED_AFTER_CHARGE, resumed], 2, 1),
+        "everything twice": fake_result("naive", "charge", "after_effect",
+                                        [KILLED_AFTER_CHARGE, resumed], 2, 2),
+        "never killed": fake_result("naive", "charge", "before_record", [whole], 1, 1),
+        "paid, unrecorded": fake_result("keyed", "charge", "before_record", [paid, resumed],
+                                        1, 1),
+        "an error": ScenarioResult(
+            "keyed", "charge", "after_effect", "t", "inv", [KILLED_AFTER_CHARGE, Attempt(
+                2, "", "error", [], "Traceback\nRuntimeError: the bank's certificate "
+                "expired while the run was resuming")], 1, 0, 0, "error", Path("/x")),
+        "five runs": fake_result("keyed", "charge", "after_effect",
+                                 [KILLED_AFTER_CHARGE] * 4 + [resumed], 3, 2),
+    }
+    for name, result in cases.items():
+        assert_timeline_labels_fit(timeline_figure(result), name)
+    never = timeline_figure(cases["never killed"])
+    assert never.axes[0].get_title(loc="left") == (
+        "naive graph, armed at charge/before_record, never reached: no kill")
+    assert "NOT KILLED" in texts(never)
+
+
+def test_the_layout_checks_catch_labels_that_collide():
+    """The checks above can fail: a label pushed onto a tick label, and one outside its box."""
+    figure = measured(0.8, 20)
+    ax = figure.axes[0]
+    ax.texts[-1].xyann = (-10, -40)  # below the axis, where the old layout put it
+    with pytest.raises(AssertionError, match="leaves the plot"):
+        assert_callouts_clear(figure, "moved")
+    result = fake_result("naive", "charge", "after_effect",
+                         [KILLED_AFTER_CHARGE, Attempt(2, "", "completed",
+                                                       all_steps("charge", "email"))], 2, 1)
+    figure = timeline_figure(result)
+    figure.axes[0].texts[0].set_fontsize(30)
+    with pytest.raises(AssertionError, match="not inside its box"):
+        assert_timeline_labels_fit(figure, "big")
 
 
 # ------------------------------------------------------------------ the history browser

@@ -8,12 +8,16 @@ Promises:
   (``_repr_png_``), whatever backend is active and with no front end at all.
 - :func:`png_bytes` renders any figure to PNG with matplotlib's own rasteriser
   (headless: no display needed).
+- A :class:`CourseFigure` draws on that rasteriser's canvas (Agg) from the start, so
+  ``figure.canvas.get_renderer()`` measures text exactly as the PNG will show it: the
+  pictures fit their labels by measuring them.
 """
 
 from __future__ import annotations
 
 import io
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 DPI = 100
@@ -27,7 +31,9 @@ class CourseFigure(Figure):
 
 
 def new_figure(width: float, height: float) -> CourseFigure:
-    return CourseFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    figure = CourseFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)  # becomes figure.canvas
+    return figure
 
 
 def png_bytes(figure: Figure, dpi: int = DPI) -> bytes:

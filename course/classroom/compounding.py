@@ -11,7 +11,10 @@ Promises:
   (a run that survived k steps counts as a success for every length <= k), so
   ``simulate_curve(p, n)[-1] == (n, simulate_success(p, n))``.
 - :func:`compounding_figure` draws the formula as a curve, the simulation as
-  points, and marks 5 and 20 steps (at p = 0.95: about 77 % and 36 %).
+  points, and marks 5 and 20 steps (at p = 0.95: about 77 % and 36 %). Each mark's
+  call-out goes where matplotlib's renderer measures it inside the axes (so it never
+  meets a tick label), clear of the legend and of the other call-out, and where it
+  can, clear of the curve: for every p and n the sliders allow.
 - :class:`CompoundingExplorer` puts two sliders on that figure; moving a slider
   or calling :meth:`CompoundingExplorer.set` redraws it. The numbers behind the
   picture stay readable as plain Python: ``.curve`` and ``.simulated``.
@@ -28,6 +31,7 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
+from matplotlib.transforms import Bbox
 
 from course.classroom._render import new_figure, png_bytes
 
@@ -119,18 +123,6 @@ def compounding_figure(p: float, n: int, simulated: bool | Sequence[tuple[int, f
         ax.plot([k for k, _ in points], [v for _, v in points], "o", ms=4.5, mfc="#f28e2b",
                 mec="white", mew=0.6, zorder=3,
                 label="simulated" + (f": {runs:,} runs" if runs else ""))
-    for k in (k for k in MARKED_STEPS if k <= n):
-        value = p ** k
-        ax.plot([k, k], [0, value], color="#555555", lw=0.8, ls=":")
-        ax.plot([k], [value], "o", ms=9, mfc="none", mec="#111111", mew=1.6, zorder=4)
-        # the curve falls: above-right and below-left of a point are clear of it
-        right = k > 0.7 * n
-        below = right or value > 0.8
-        ax.annotate(f"{k} steps: {value:.0%}", (k, value),
-                    xytext=(-10 if right else 10, -14 if below else 12),
-                    textcoords="offset points", ha="right" if right else "left",
-                    va="top" if below else "bottom", fontsize=9.5, fontweight="bold",
-                    bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "#bbbbbb"})
     ax.set_xlim(0.5, n + 0.5)
     ax.set_ylim(0, 1.05)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
@@ -141,8 +133,67 @@ def compounding_figure(p: float, n: int, simulated: bool | Sequence[tuple[int, f
                  fontsize=10.5, loc="left")
     ax.grid(alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(loc="best", fontsize=8.5, framealpha=0.9, edgecolor="#dddddd")
+    legend = ax.legend(loc="best", fontsize=8.5, framealpha=0.9, edgecolor="#dddddd")
+    marked = [k for k in MARKED_STEPS if k <= n]
+    for k in marked:
+        ax.plot([k, k], [0, p ** k], color="#555555", lw=0.8, ls=":")
+        ax.plot([k], [p ** k], "o", ms=9, mfc="none", mec="#111111", mew=1.6, zorder=4)
+    figure.draw_without_rendering()  # settles the layout and where "best" puts the legend
+    renderer = figure.canvas.get_renderer()
+    where = legend.get_window_extent(renderer).transformed(ax.transAxes.inverted())
+    legend.set_loc((where.x0, where.y0))  # stays there: the call-outs are placed around it
+    _place_callouts(ax, renderer, p, marked, fine, legend.get_window_extent(renderer))
     return figure
+
+
+# Where a call-out may go, tried in this order: (x, y) offset from its point in points.
+# Near first, above-right first (the curve falls, so above-right of a point is clear of
+# it while the curve is steep), then further out.
+OFFSETS = [(dx, dy) for reach in (1, 2, 3, 4) for dx, dy in
+           ((10, 10 * reach), (-10, 10 * reach), (10, -12 * reach), (-10, -12 * reach),
+            (16 * reach, 0), (-16 * reach, 0))]
+MARGIN = 3.0  # pixels kept between a call-out and the axes' edge, the legend, another one
+
+
+def _place_callouts(ax, renderer, p: float, marked: list[int], fine: list[float],
+                    legend: Bbox) -> None:
+    """Mark each of ``marked`` with "k steps: x%" where its box stays inside the axes (so
+    it never meets a tick label) and clear of the legend and of the other call-out,
+    preferring a place clear of the curve too. Measured with the renderer."""
+    inside = ax.get_window_extent(renderer).padded(-MARGIN)
+    curve = ax.transData.transform([(x, p ** x) for x in fine])
+    taken: list[Bbox] = [legend.padded(MARGIN)]
+    for k in marked:
+        value = p ** k
+        best, best_cost = None, None
+        for dx, dy in OFFSETS:
+            note = ax.annotate(
+                f"{k} steps: {value:.0%}", (k, value), xytext=(dx, dy),
+                textcoords="offset points", ha="left" if dx > 0 else "right" if dx < 0
+                else "center", va="bottom" if dy > 0 else "top" if dy < 0 else "center",
+                fontsize=9.5, fontweight="bold", annotation_clip=False, in_layout=False,
+                bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "#bbbbbb"})
+            note.update_positions(renderer)  # where the offset puts it (no draw needed)
+            note.update_bbox_position_size(renderer)
+            box = note.get_bbox_patch().get_window_extent(renderer)
+            hard = (not _within(box, inside)) + sum(box.overlaps(t) for t in taken)
+            soft = int(((curve[:, 0] >= box.x0) & (curve[:, 0] <= box.x1)
+                        & (curve[:, 1] >= box.y0) & (curve[:, 1] <= box.y1)).any())
+            cost = (hard, soft, abs(dx) + abs(dy))
+            if best_cost is None or cost < best_cost:
+                if best is not None:
+                    best[0].remove()
+                best, best_cost = (note, box), cost
+            else:
+                note.remove()
+            if cost[:2] == (0, 0):
+                break
+        taken.append(best[1].padded(MARGIN))
+
+
+def _within(box: Bbox, outer: Bbox) -> bool:
+    return (box.x0 >= outer.x0 and box.x1 <= outer.x1 and box.y0 >= outer.y0
+            and box.y1 <= outer.y1)
 
 
 class CompoundingExplorer:

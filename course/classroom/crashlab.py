@@ -2,9 +2,14 @@
 
 Promises:
 - :class:`CrashLab` shows three dropdowns (node, crash point, graph) and a Run
-  button; below them a status line, a one-line verdict, the ledger (and the
-  charges with their keys) as :class:`course.base.table.Table` HTML, and a timeline
-  picture of the last run (:func:`course.classroom.timeline.timeline_figure`).
+  button. The crash point dropdown offers only the points the chosen graph's chosen
+  node really reaches (``before_record`` only where a node calls ``guarded``: the keyed
+  graph's ``charge``), read from one unkilled run of each graph
+  (:meth:`CrashLab.points_for`); choosing another node or graph updates it, keeping the
+  point when the new node has it and otherwise taking the next one it has.
+  Below them: a status line, a one-line verdict, the ledger (and the charges with
+  their keys) as :class:`course.base.table.Table` HTML, and a timeline picture of the
+  last run (:func:`course.classroom.timeline.timeline_figure`).
 - :meth:`CrashLab.run` is the button in plain Python: it runs one scenario with
   :class:`course.crash.CrashHarness` (real SIGKILL in a forked worker, resume in
   another), updates the widgets and returns the
@@ -16,8 +21,9 @@ Promises:
   :meth:`CrashLab.close`, or the end of the kernel). The folder's name carries
   the process id, so a new lab also removes the folders of kernels that were
   killed before they could clean up.
-- Bad choices raise a ``ValueError`` that names the valid ones; pressing Run
-  never shows a traceback: the error is a short message in the status line.
+- Bad choices raise a ``ValueError`` that names the valid ones (a point the node
+  never reaches included: a kill there could never land); pressing Run never shows a
+  traceback: the error is a short message in the status line.
 """
 
 from __future__ import annotations
@@ -104,18 +110,25 @@ class CrashLab:
 
     def __init__(self, node: str = "charge", point: str = "after_effect",
                  graph: str = "naive") -> None:
-        node, point, graph = self._checked(node, point, graph)
+        node, point, graph = self._named(node, point, graph)
         sweep_orphans()
         self._folder = tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-")
         self.root = Path(self._folder.name)
         self._harnesses: dict[str, CrashHarness] = {}
+        self._reaches: dict[str, dict[str, tuple[str, ...]]] = {}
+        try:
+            self._reachable(node, point, graph)
+        except ValueError:
+            self._folder.cleanup()
+            raise
         self.results: list[ScenarioResult] = []
         self.last_ledger_rows: list[dict[str, Any]] = []
         self.last_charge_rows: list[dict[str, Any]] = []
         self.last_error: str | None = None  # the full traceback of the last failed run
 
         self.node = widgets.Dropdown(options=NODES, value=node, description="node")
-        self.point = widgets.Dropdown(options=POINTS, value=point, description="crash point")
+        self.point = widgets.Dropdown(options=self.points_for(graph, node), value=point,
+                                      description="crash point")
         self.graph = widgets.Dropdown(options=GRAPHS, value=graph, description="graph")
         for dropdown in (self.node, self.point, self.graph):
             dropdown.layout = widgets.Layout(width="230px")
@@ -147,6 +160,14 @@ class CrashLab:
                 lab._press()
 
         self.button.on_click(on_click)
+
+        def on_choice(_change: object) -> None:
+            lab = me()
+            if lab is not None:
+                lab._offer_points()
+
+        self.node.observe(on_choice, names="value")
+        self.graph.observe(on_choice, names="value")
         controls = [self.node, self.point, self.graph, self.button, self.status, self.verdict,
                     self.ledger, self.timeline, self.timeline_box, self.widget]
         self._finalizer = weakref.finalize(self, _cleanup, self._folder, controls)
@@ -158,9 +179,11 @@ class CrashLab:
 
         A choice left out is taken from the dropdowns (what the Run button does).
         """
-        node, point, graph = self._checked(node or self.node.value, point or self.point.value,
-                                           graph or self.graph.value)
-        self.node.value, self.point.value, self.graph.value = node, point, graph
+        node, point, graph = self._reachable(node or self.node.value,
+                                             point or self.point.value,
+                                             graph or self.graph.value)
+        self.graph.value, self.node.value = graph, node  # each offers its points
+        self.point.value = point
         self.button.disabled = True
         self.status.value = _span(f"running: kill at {node}/{point} ({graph} graph), "
                                   "then resume\u2026", QUIET)
@@ -185,6 +208,18 @@ class CrashLab:
         """Close the widgets and delete every run directory now."""
         self._finalizer()
 
+    def points_for(self, graph: str, node: str) -> tuple[str, ...]:
+        """The crash points ``graph``'s ``node`` reaches, in the order a run reaches them.
+
+        Read once per graph from an unkilled run of it (a kill at a point the node never
+        reaches could never land)."""
+        graph, node = _choose(graph, GRAPHS, "graph"), _choose(node, NODES, "node")
+        if graph not in self._reaches:
+            reached = set(self._harness(graph).run().attempts[0].reached)
+            self._reaches[graph] = {n: tuple(p for p in POINTS if (n, p) in reached)
+                                    for n in NODES}
+        return self._reaches[graph][node]
+
     # ------------------------------------------------------------------ widget side
     def _press(self) -> None:
         try:
@@ -192,6 +227,19 @@ class CrashLab:
         except Exception as error:  # shown in the status line; the traceback is in last_error
             self.last_error = traceback.format_exc()
             self.status.value = _span(f"the run failed: {type(error).__name__}: {error}", BAD)
+
+    def _offer_points(self) -> None:
+        """Offer the points of the chosen graph's chosen node; keep the chosen point when
+        it is one of them, else take the next one the node reaches (the last, at worst)."""
+        offered = self.points_for(self.graph.value, self.node.value)
+        if tuple(self.point.options) == offered:
+            return
+        chosen = self.point.value
+        later = [p for p in offered if POINTS.index(p) >= POINTS.index(chosen)] \
+            if chosen in POINTS else []
+        self.point.options = offered  # (this selects the first option)
+        if offered:
+            self.point.value = chosen if chosen in offered else (later or offered[-1:])[0]
 
     def _harness(self, graph: str) -> CrashHarness:
         if graph not in self._harnesses:
@@ -209,15 +257,26 @@ class CrashLab:
                                    f"{html.escape(self.last_error)}</pre></details>")
         self.ledger.value = tables
         self.timeline.value = png_bytes(timeline_figure(result))
+        where = f"{result.node}/{result.point}"
+        what = (f"killed at {where}, then resumed" if result.killed_as_armed
+                else f"armed at {where}, but the run never got there: no kill")
         self.status.value = _span(  # last: the status line says "done" only when it is
-            f"scenario {len(self.results)}: {result.graph} graph killed at {result.node}/"
-            f"{result.point}, then resumed ({len(result.attempts)} worker runs, "
-            f"{seconds:.2f} s)", QUIET)
+            f"scenario {len(self.results)}: {result.graph} graph {what} "
+            f"({len(result.attempts)} worker runs, {seconds:.2f} s)", QUIET)
 
     @staticmethod
-    def _checked(node: Any, point: Any, graph: Any) -> tuple[str, str, str]:
+    def _named(node: Any, point: Any, graph: Any) -> tuple[str, str, str]:
         return (_choose(node, NODES, "node"), _choose(point, POINTS, "crash point"),
                 _choose(graph, GRAPHS, "graph"))
+
+    def _reachable(self, node: Any, point: Any, graph: Any) -> tuple[str, str, str]:
+        node, point, graph = self._named(node, point, graph)
+        offered = self.points_for(graph, node)
+        if point not in offered:
+            why = " (only a node that calls guarded does)" if point == "before_record" else ""
+            raise ValueError(f"the {graph} graph's {node} never reaches {point}{why}: "
+                             f"choose one of {', '.join(offered)}")
+        return node, point, graph
 
     def _repr_mimebundle_(self, **kwargs: Any):
         return self.widget._repr_mimebundle_(**kwargs)
