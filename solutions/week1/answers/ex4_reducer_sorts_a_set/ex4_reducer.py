@@ -1,3 +1,11 @@
+def add_counts(old, new):
+    merged = dict(old)
+    for name, count in new.items():
+        merged[name] = merged.get(name, 0) + count
+    return merged
+
+
 class AuditState(TypedDict, total=False):
     message: str
     log: Annotated[list[str], lambda old, new: sorted(set(old) | set(new))]
+    runs: Annotated[dict[str, int], add_counts]
