@@ -9,8 +9,12 @@
   moves; nbgrader's Validate button reports failing tests.
 - The solution (``solutions/week5/week5.ipynb``): Run All executes every cell
   with no error output, and Validate reports success.
-- ``make lab`` itself starts JupyterLab on the course and opens the first
-  week's notebook in the browser it launches.
+- ``make lab WEEK=5`` itself starts JupyterLab on the course and opens week 5's
+  notebook in the browser it launches.
+- The learner's lab (``make lab``) has Validate and the Assignments list but none of
+  nbgrader's instructor tools (Formgrader, Course List, Create Assignment) and no news
+  question; ``make lab ROLE=instructor`` has the instructor tools.
+- The crash lab offers only the crash points the chosen graph's node reaches.
 - First of all, the page helpers can fail: on a small notebook with a deliberate
   error they see the error, the Run All that stopped there and a broken widget.
 
@@ -33,7 +37,7 @@ import pytest
 from labpage import LabPage, write_timings
 from labserver import REPO, LabServer, empty_once_per_run, free_port, isolated_env, lab_args
 
-from course.classroom.lab import first_notebook
+from course.classroom.lab import first_notebook, week_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -51,16 +55,32 @@ def need(lab: LabPage, path: str) -> None:
 
 
 # ---------------------------------------------------------------------- crash lab
+def offered_points(lab: LabPage) -> list[str]:
+    """The crash points the lab's point dropdown offers right now, as the page shows them."""
+    return lab.page.locator(".crashlab-point select").first.evaluate(
+        "select => Array.from(select.options).map(o => o.value || o.textContent)")
+
+
+def choose(lab: LabPage, graph: str, node: str) -> list[str]:
+    """Choose graph and node; once the kernel has answered, the points offered for them."""
+    for name, value in (("graph", graph), ("node", node)):
+        choice = lab.page.locator(f".crashlab-{name} select").first
+        choice.select_option(value)
+        assert choice.input_value() == value
+    lab.wait_idle(settle_s=0.5)  # the kernel has offered the points of the new choice
+    return offered_points(lab)
+
+
 def crash(lab: LabPage, node: str, point: str, graph: str) -> dict[str, object]:
-    """Choose node, point and graph in the dropdowns, press Run, read what the page shows."""
+    """Choose graph, node and point in the dropdowns, press Run, read what the page shows."""
     page = lab.page
     status = page.locator(".crashlab-status").first
     lab.wait_idle(settle_s=0.5)  # the previous run has finished drawing
     before = status.inner_text()
-    for name, value in (("node", node), ("point", point), ("graph", graph)):
-        choice = page.locator(f".crashlab-{name} select").first
-        choice.select_option(value)
-        assert choice.input_value() == value
+    assert point in choose(lab, graph, node), (graph, node, offered_points(lab))
+    choice = page.locator(".crashlab-point select").first
+    choice.select_option(point)
+    assert choice.input_value() == point
     # Let the kernel take the new choices before Run, as a student sees the lab settle.
     lab.wait_idle(settle_s=0.5)
     page.locator("button.crashlab-run").first.click()
@@ -220,6 +240,18 @@ def test_release_runs_to_the_first_exercise_and_its_widgets_work(lab: LabPage):
     lab.shot("crashlab-naive-charge-before_effect", lab.page.locator(".crashlab-ledger").first)
     assert early["ledger_charges"] == 1, early
 
+    # The point dropdown offers what the chosen graph's node reaches: before_record only
+    # where a node calls the guard (the keyed graph's charge), and switching updates it.
+    plain = ["before_effect", "after_effect", "after_writes", "after_checkpoint"]
+    assert choose(lab, "naive", "charge") == plain
+    assert choose(lab, "keyed", "charge") == [plain[0], "before_record", *plain[1:]]
+    lab.shot("crashlab-keyed-charge-offers-before_record", lab.page.locator(
+        ".crashlab-point").first)
+    assert choose(lab, "keyed", "email") == plain
+    assert choose(lab, "naive", "charge") == plain
+    paid = crash(lab, "charge", "before_record", "keyed")
+    assert paid["ledger_charges"] == 1 and "NOT KILLED" not in paid["verdict"], paid
+
     # The compounding explorer: an image, and a slider that redraws it.
     image = lab.page.locator(".compounding-plot img").first
     first = image_pixels(image)
@@ -287,10 +319,78 @@ def test_solution_runs_clean_and_validates(lab: LabPage):
     lab.close_dialog()
 
 
-def test_make_lab_serves_the_course_and_opens_the_first_week(browser, artifacts,
-                                                              tmp_path: Path):
-    expected = first_notebook(REPO)
-    assert expected is not None, "no weekN/ notebook exists for make lab to open"
+# ---------------------------------------------------------------------- each role's lab
+def nbgrader_menu(page) -> list[str]:
+    """The items the Nbgrader menu shows (hidden ones left out), read from the page."""
+    page.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+    items = page.locator(".lm-Menu:not(.lm-MenuBar) .lm-Menu-item:not(.lm-mod-hidden) "
+                         ".lm-Menu-itemLabel").all_inner_texts()
+    page.keyboard.press("Escape")
+    return [item.strip() for item in items if item.strip()]
+
+
+def right_sidebar_tabs(page) -> list[str]:
+    return page.locator(".jp-SideBar.jp-mod-right .lm-TabBar-tab").evaluate_all(
+        "tabs => tabs.map(tab => tab.getAttribute('title') || tab.innerText)")
+
+
+NEWS = "official Jupyter news"
+
+
+def no_news(page, seconds: float = 4.0) -> list[str]:
+    """The toasts shown in the first ``seconds`` after the notebook opened."""
+    page.wait_for_timeout(seconds * 1000)
+    return page.locator(".Toastify").all_inner_texts()
+
+
+def test_the_learners_lab_has_validate_but_no_instructor_tools_and_no_news(lab: LabPage):
+    need(lab, RELEASE)
+    lab.open(RELEASE)
+    toasts = no_news(lab.page)
+    assert not any(NEWS in toast for toast in toasts), toasts
+    assert nbgrader_menu(lab.page) == ["Assignment List"]
+    lab.page.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+    lab.shot("learner-nbgrader-menu")
+    lab.page.keyboard.press("Escape")
+    tabs = right_sidebar_tabs(lab.page)
+    assert not any("Create Assignment" in tab for tab in tabs), tabs
+    assert lab.panel.locator(".validate-button").is_visible()
+
+
+def test_make_lab_role_instructor_has_nbgraders_tools(browser, lab_server, artifacts,
+                                                       tmp_path: Path):
+    env = isolated_env(tmp_path / "jupyter")
+    env["PYTHONPATH"] = str(lab_server.root)  # the throwaway copy's course/, like the files
+    port, token = free_port(), secrets.token_urlsafe(24)
+    server = LabServer.start(
+        [sys.executable, "-m", "course.classroom.lab", "--role", "instructor", "--week", "5",
+         "--no-browser", *lab_args(port, token)], cwd=lab_server.root, env=env, port=port,
+        token=token, log_path=artifacts / "instructor-lab.log")
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = LabPage(context.new_page(), server, artifacts / "test_instructor_lab")
+    try:
+        page.open(RELEASE)
+        toasts = no_news(page.page)
+        assert not any(NEWS in toast for toast in toasts), toasts
+        menu = nbgrader_menu(page.page)
+        assert {"Formgrader", "Course List", "Create assignment", "Assignment List"} <= set(
+            menu), menu
+        page.page.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+        page.shot("instructor-nbgrader-menu")
+        page.page.keyboard.press("Escape")
+        assert "Nbgrader Create Assignment" in right_sidebar_tabs(page.page)
+        assert server.api("GET", "/formgraders") is not None  # the course list answers
+        server.delete_sessions()
+    finally:
+        context.close()
+        server.stop()
+        write_timings(artifacts, "test_instructor_lab", page.timings)
+
+
+def test_make_lab_week_5_serves_the_course_and_opens_week_5(browser, artifacts,
+                                                             tmp_path: Path):
+    expected = week_notebook(5, REPO)
+    assert expected != first_notebook(REPO), "week 5 must not be the week make lab opens anyway"
     relative = expected.relative_to(REPO).as_posix()
     digest = hashlib.sha256(expected.read_bytes()).hexdigest()
 
@@ -305,7 +405,8 @@ def test_make_lab_serves_the_course_and_opens_the_first_week(browser, artifacts,
     port, token = free_port(), secrets.token_urlsafe(24)
     began = time.monotonic()
     server = LabServer.start(
-        ["make", "--no-print-directory", "lab", f"LAB_ARGS={' '.join(lab_args(port, token))}"],
+        ["make", "--no-print-directory", "lab", "WEEK=5",
+         f"LAB_ARGS={' '.join(lab_args(port, token))}"],
         cwd=REPO, env=env, port=port, token=token,
         log_path=artifacts / "make-lab.log", timeout=300)
     started = time.monotonic()
@@ -326,7 +427,7 @@ def test_make_lab_serves_the_course_and_opens_the_first_week(browser, artifacts,
         lab.wait_notebook(expected.name, timeout_s=120)
         assert lab.page.url.startswith(server.url) and relative in lab.page.url, lab.page.url
         assert lab.panel.locator(".jp-Cell").count() > 3
-        lab.shot("make-lab-opened-the-first-week")
+        lab.shot("make-lab-opened-week-5")
         server.delete_sessions()
     finally:
         context.close()
