@@ -1,0 +1,3 @@
+### BEGIN SOLUTION
+WRITES = {"refund": False, "cancel": True}
+### END SOLUTION
