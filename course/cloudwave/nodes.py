@@ -113,7 +113,9 @@ def refund_keyed(state: dict[str, Any], world: Any) -> dict[str, Any]:
 
 
 def refund_naive(state: dict[str, Any], world: Any) -> dict[str, Any]:
-    """Refund the invoice's full amount with no key: every run is another refund.
+    """Refund the invoice's full amount with no key: every run asks the bank again (a
+    second full refund is refused only because it would exceed the invoice, a smaller
+    one would be paid twice).
 
     Returns the bank's answer as ``refund`` and ``log`` ``["refund"]``.
     """

@@ -43,7 +43,7 @@ Your class's copy of the course: the `course` package and this term's notebooks.
 Your instructor grades your work with nbgrader, including hidden tests that are not
 in this repository.
 
-    make lab            # opens JupyterLab on the first week (sets everything up first)
+    make lab [WEEK=5]   # opens JupyterLab on the first week, or on week 5 (sets everything up)
     make test           # every week you started: its *visible* tests, as saved
     make check WEEK=5   # runs week 5's *visible* tests on weekN/weekN.ipynb as saved
 
