@@ -97,6 +97,15 @@ print(sorted(root.glob("solutions/*/*.ipynb")), (root / "rubrics").is_dir())
 '''
 
 
+# What a notebook may not take from the grading machine (course/grading/limits.py): each
+# is a cell of its own, before an honest solution.
+MEMORY_BOMB = "_hog = bytearray(30 * 2**30)  # 30 GB\n"
+FORK_BOMB = "import os\nwhile True:\n    os.fork()\n"
+OUTPUT_FLOOD = "while True:\n    print('x' * 1_000_000)\n"
+DISK_FILLER = ("import os\nfor _i in range(100_000):\n    with open(f'fill-{_i}.bin', 'wb') as _f:"
+               "\n        _f.write(os.urandom(1 << 20) * 64)\n")
+
+
 def build_course(target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy2(REPO / "nbgrader_config.py", target / "nbgrader_config.py")
@@ -196,6 +205,14 @@ def build_class(course: Path, clone: Path | None = None) -> dict[str, str]:
         nb = _nb(RELEASE)
         nb.cells.insert(1, nbformat.v4.new_code_cell(
             f"import pathlib\nCLONE = pathlib.Path({str(clone)!r})\n{code}"))
+        submit(name, what, nb)
+    for name, code, what in [
+            ("uma", DISK_FILLER, "the solution, after a cell that fills its folder"),
+            ("xavier", MEMORY_BOMB, "the solution, after a cell that allocates 30 GB"),
+            ("yvonne", FORK_BOMB, "the solution, after a fork bomb"),
+            ("zoe", OUTPUT_FLOOD, "the solution, after a cell that prints without end")]:
+        nb = _nb(SOURCE)
+        nb.cells.insert(1, nbformat.v4.new_code_cell(code))
         submit(name, what, nb)
     delegating = _nb(SOURCE)
     delegating.cells[_by_id(delegating, "ex5_guarded")].source = (

@@ -122,6 +122,25 @@ def test_the_cheater_gains_nothing_and_is_logged(graded):
     assert "sandbox blocked" in rows["niaj"]["note"]
 
 
+def test_a_notebook_that_takes_too_much_is_stopped_and_named_on_its_row(graded):
+    """Memory, processes, output and disk (course/grading/limits.py), each beside honest
+    students in the same run: the hostile row names its limit, in the log with the
+    student's name; what each cost its own notebook is the limit's, not more."""
+    _, _, done, rows = graded
+    lines = done.stdout.splitlines()
+    for student, limit in (("uma", "disk limit"), ("xavier", "memory limit"),
+                           ("yvonne", "process limit"), ("zoe", "output limit")):
+        assert limit in rows[student]["note"], (student, rows[student])
+        assert any(line.startswith(f"{student}: ") and limit in line for line in lines), (
+            student, [line for line in lines if line.startswith(student)])
+    # a MemoryError and a cut output fail only their own cell: the solution still scores
+    assert points(rows, "xavier") == points(rows, "zoe") == FULL
+    # a fork bomb's and a disk filler's kernel is stopped: nothing of it is scored
+    assert points(rows, "yvonne") == points(rows, "uma") == 0
+    assert "kernel was stopped" in rows["yvonne"]["note"] and \
+        "kernel was stopped" in rows["uma"]["note"]
+
+
 def test_every_line_about_a_student_names_them(graded):
     _, students, done, _ = graded
     general = ("grading ", "wrote ", "week5 registered", "sandbox: off")
@@ -133,7 +152,8 @@ def test_every_line_about_a_student_names_them(graded):
 def test_feedback_names_failed_hidden_tests_but_never_shows_them(graded):
     course, _, _, _ = graded
     html = (course / "feedback" / "bob" / "week5" / "week5.html").read_text()
-    assert "BEGIN HIDDEN TESTS" not in html and "_problems" not in html
+    # a name only hidden tests use (week 5 declares it a secret of the release)
+    assert "BEGIN HIDDEN TESTS" not in html and "in_fresh_interpreter" not in html
     assert "hidden tests ran here" in html
     assert "NotImplementedError" in html
     assert "Rubric for graders" not in html
@@ -189,8 +209,10 @@ def test_no_feedback_quotes_a_hidden_test_or_names_a_grading_folder(graded):
     assert len(quotes) > 20
     folders = [str(course), str(REPO), sys.prefix, str(SANDBOX_ROOT)]
     pages = sorted((course / "feedback").glob("*/week5/week5.html"))
-    # every student's but kim's (not a notebook) and judy's (her kernel died before any score)
-    assert {p.parent.parent.name for p in pages} == set(students) - {"kim", "judy"}
+    # every student's but kim's (not a notebook) and those whose kernel died before any
+    # score: judy's (os._exit), uma's and yvonne's (stopped at the disk and process limits)
+    assert {p.parent.parent.name for p in pages} == set(students) - {
+        "kim", "judy", "uma", "yvonne"}
     for page in pages:
         import html as _html
 

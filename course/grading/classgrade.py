@@ -50,6 +50,7 @@ from course.grading.instructor import (
     run_converter,
     tools_on_path,
 )
+from course.grading.limits import is_breach
 from course.grading.merge import Merged, ensure_tables, merge_student, set_note
 from course.grading.sandbox import availability
 from course.grading.speedups import throwaway_gradebook
@@ -425,6 +426,8 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     stopped = [line for line in mine if " sandbox blocked" in line]
     rewired = [line for line in mine if " rewired the kernel" in line]
     delegated = [line for line in mine if " calls the course's reference " in line]
+    limited = [line for line in mine if is_breach(line)]
+    notes += [line.split(": ", 1)[1] for line in limited]
     if stopped:
         notes.append(f"sandbox blocked {len(stopped)} attempt(s)")
     if rewired:
@@ -432,6 +435,6 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     if delegated:
         notes.append("called the course's reference implementation (" + ", ".join(
             line.split(": ", 1)[1].split(" calls ")[0] for line in delegated) + ")")
-    if len(stopped) + len(rewired) + len(delegated) < len(mine):
+    if len(stopped) + len(rewired) + len(delegated) + len(limited) < len(mine):
         notes.append("test cells edited or deleted (put back)")
     return lines, "; ".join(notes)

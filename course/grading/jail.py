@@ -99,7 +99,7 @@ def roots_inside(scratch: str) -> list[str]:
 
 
 def command(kernel: list[str], *, scratch: str, attempts: str,
-            uid: int | None = None, gid: int | None = None) -> list[str]:
+            uid: int | None = None, gid: int | None = None, tmp_bytes: int = 0) -> list[str]:
     """The bubblewrap command that runs ``kernel`` in the sandbox.
 
     Args:
@@ -108,6 +108,8 @@ def command(kernel: list[str], *, scratch: str, attempts: str,
         attempts: the FIFO the grader reads, bound read-only at :data:`ATTEMPTS_INSIDE`
             (a FIFO on a read-only mount can still be opened for writing).
         uid, gid: the ids inside the sandbox (default: the caller's own).
+        tmp_bytes: the size of its ``/tmp`` and ``/dev/shm`` (memory file systems; 0:
+            bubblewrap's default, half the machine's memory).
     """
     args = [bwrap() or "bwrap", "--unshare-all", "--unshare-user", "--die-with-parent",
             "--hostname", "grading"]
@@ -118,8 +120,9 @@ def command(kernel: list[str], *, scratch: str, attempts: str,
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--tmpfs", "/tmp"]
+    size = ["--size", str(tmp_bytes)] if tmp_bytes > 0 else []
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", *size, "--tmpfs", "/dev/shm",
+             "--perms", "1777", *size, "--tmpfs", "/tmp"]
     allowed = allowed_paths()
     folders = tuple(p.rstrip("/") + "/" for p in allowed if not os.path.islink(p))
     for path in allowed:  # after /tmp: an environment may live below it

@@ -4,6 +4,8 @@
 :class:`course.grading.sandbox.GradingKernelManager` runs in place of
 ``-m ipykernel_launcher``. ``PLAN`` is JSON:
 
+- ``limits``: :meth:`course.grading.limits.Limits.plan`, set on this process first
+  (:func:`course.grading.limits.apply`);
 - ``guard``: the name to publish :func:`course.grading.intact.install`'s check under, and
   ``secret_file``: a file holding the secret its answers are proved with; read and
   deleted here, before any cell runs;
@@ -122,6 +124,9 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     plan = json.loads(args[0])
+    from course.grading.limits import apply
+
+    apply(plan.get("limits", {}))  # before anything the notebook runs: it inherits them
     with open(plan["secret_file"]) as f:
         secret = f.read().strip()
     os.unlink(plan["secret_file"])
@@ -135,9 +140,11 @@ def main(argv: list[str] | None = None) -> None:
     from ipykernel.kernelapp import IPKernelApp
 
     from course.grading.intact import install
+    from course.grading.limits import cap_output
 
     app = IPKernelApp.instance()
     app.initialize()
+    cap_output(plan.get("limits", {}).get("output", 0), app.shell)
     install(app.shell, plan["guard"], secret)
     app.start()
 

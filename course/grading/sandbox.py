@@ -36,22 +36,26 @@ outside the scratch folder, goes down a pipe the grader owns and reads, prefixed
 the student's name, to ``COURSE_GRADING_NOTES``.
 
 The kernel inherits only an allow-listed environment (:data:`KERNEL_ENV`): no ``make``
-variable, credential or token of the grader's. What it cannot stop: it bounds neither
-memory nor processes (the time budget bounds CPU
-time per notebook); a notebook still reads what the walls let in (the system, the
-virtualenv, the ``course`` package and its reference implementations); code that
-bypasses Python (ctypes, a subprocess) is held by the walls but goes unlogged.
+variable, credential or token of the grader's. Every kernel, sandboxed or not, runs
+within :mod:`course.grading.limits` (memory, processes, output, disk, CPU time; the
+kernel sets them on itself, and :class:`~course.grading.limits.KernelWatch` stops it at
+what it cannot see). What it cannot stop: a notebook still reads what the walls let in
+(the system, the virtualenv, the ``course`` package and its reference implementations);
+code that bypasses Python (ctypes, a subprocess) is held by the walls but goes unlogged.
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import atexit
+import contextlib
 import functools
 import json
 import os
 import secrets
 import shutil
+import signal
 import stat
 import tempfile
 import threading
@@ -68,6 +72,7 @@ from traitlets import Enum, Float, Integer
 
 from course.grading import jail
 from course.grading.declaration import DeclarationError, Week, load
+from course.grading.limits import OUTPUT_CUT, KernelWatch, Limits, breach_of
 
 REPO = Path(__file__).resolve().parents[2]
 SANDBOX_ROOT = Path("/run/course-grading")
@@ -229,7 +234,29 @@ class TestGuard:
 
 
 class GradingKernelManager(AsyncKernelManager):
-    """Starts ipykernel through :mod:`course.grading.kernel` (the test guard, no walls)."""
+    """Starts ipykernel through :mod:`course.grading.kernel` (the test guard, no walls),
+    within :attr:`limits` (:mod:`course.grading.limits`; the executor sets them)."""
+
+    limits: Limits = Limits()
+    student = "?"
+
+    def stop_now(self) -> None:
+        """SIGKILL the kernel's process group: the kernel, and what it started."""
+        pgid = getattr(getattr(self, "provisioner", None), "pgid", None)
+        if pgid:
+            with contextlib.suppress(OSError):
+                os.killpg(pgid, signal.SIGKILL)
+
+    async def _async_post_start_kernel(self, **kw):
+        await super()._async_post_start_kernel(**kw)
+
+        def stop(reason: str) -> None:
+            self.stop_now()
+            note(f"{self.student}: {reason}")
+
+        self._watch = KernelWatch([Path(p) for p in getattr(self, "_watched", [])],
+                                  self.limits, lambda: getattr(
+                                      getattr(self, "provisioner", None), "pgid", None), stop)
 
     def _guard_plan(self, folder: Path) -> dict:
         self.guard_name = f"_grading_check_{secrets.token_hex(8)}"
@@ -239,7 +266,8 @@ class GradingKernelManager(AsyncKernelManager):
         with os.fdopen(fd, "w") as out:
             out.write(self.guard_secret)
         self._secret_file = secret_file
-        return {"guard": self.guard_name, "secret_file": str(secret_file)}
+        return {"guard": self.guard_name, "secret_file": str(secret_file),
+                "limits": self.limits.plan()}
 
     def _kernel_command(self, cmd: list[str], plan: dict) -> list[str]:
         if "-m" in cmd and cmd[cmd.index("-m") + 1] == "ipykernel_launcher":
@@ -252,9 +280,20 @@ class GradingKernelManager(AsyncKernelManager):
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         self.student = student_of(kw.get("cwd"))
         plan = self._guard_plan(Path(tempfile.gettempdir()))
+        env = kw.get("env") or os.environ
+        self._watched = [p for p in (kw.get("cwd"), env.get("TMPDIR")) if p]
         return self._kernel_command(cmd, plan), kw
 
     async def _async_cleanup_resources(self, restart: bool = False):
+        watch = getattr(self, "_watch", None)
+        if watch is not None:
+            watch.close()
+            self._watch = None
+        process = getattr(getattr(self, "provisioner", None), "process", None)
+        code = process.poll() if process is not None else None
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            note(f"{self.student}: used up its {self.limits.says('cpu')}: its kernel was "
+                 "stopped")
         await super()._async_cleanup_resources(restart=restart)
         secret_file = getattr(self, "_secret_file", None)
         if secret_file is not None:
@@ -279,6 +318,9 @@ class GradingExecute(Execute):
         super().__init__(*args, **kwargs)
         self._started = time.monotonic()
         self._cell_error = dict(self.error_on_timeout or {})
+        self._output_bytes = 0
+        self._cut: set[int] = set()  # cells whose output went past the output limit
+        self._limits = Limits()
 
     def preprocess(self, nb, resources=None, km=None):
         self._started = time.monotonic()
@@ -286,6 +328,8 @@ class GradingExecute(Execute):
             self.kernel_manager_class = (SandboxedKernelManager if sandboxed(self.sandbox)
                                          else GradingKernelManager)
         self._guard = None
+        self._output_bytes, self._cut = 0, set()
+        self._limits = Limits.current(self.budget_s)  # a bad COURSE_LIMIT_*: said here
         # The kernel's temporary files go to a folder of this notebook's own, removed once
         # the kernel is gone: grading shuts kernels down at once (nbgrader_config.py), so
         # the exit handlers that tidy a notebook's scratch folder never run. The sandbox
@@ -298,12 +342,51 @@ class GradingExecute(Execute):
             finally:
                 if self._guard is not None:
                     self._guard.report()
+                self._report_breaches(nb)
+
+    def _report_breaches(self, nb) -> None:
+        """One line per limit the notebook went past, on the student's row."""
+        student = getattr(self.km, "student", None) or getattr(self, "_student", "?")
+        said: set[str] = set()
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    breach = breach_of(output.get("ename"), output.get("evalue"),
+                                       self._limits)
+                    if breach and breach not in said:
+                        said.add(breach)
+                        note(f"{student}: {breach}")
+
+    def output(self, outs, msg, display_id, cell_index):
+        """nbclient's, within the output limit: once the notebook's outputs pass it,
+        nothing but errors is kept; the cell that passed it is interrupted and fails
+        with :data:`~course.grading.limits.OUTPUT_CUT`."""
+        limit = self._limits.output
+        if not limit or msg.get("msg_type") == "error":
+            return super().output(outs, msg, display_id, cell_index)
+        content = msg.get("content", {})
+        size = len(str(content.get("text", ""))) + sum(
+            len(str(v)) for v in (content.get("data") or {}).values())
+        if self._output_bytes + size <= limit:
+            self._output_bytes += size
+            return super().output(outs, msg, display_id, cell_index)
+        if not self._cut:  # the cell that went past it: stop it (the flood costs no more)
+            self._cut.add(cell_index)
+            self._output_bytes = limit + 1
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().create_task(
+                    ensure_async(self.km.interrupt_kernel()))
+        return None
 
     async def async_start_new_kernel(self, **kwargs):
         if self.kernel_manager_class is not SandboxedKernelManager and getattr(
                 self, "_kernel_tmp", None):
             kwargs.setdefault("env", {**os.environ, "TMPDIR": self._kernel_tmp})
-        return await super().async_start_new_kernel(**kwargs)
+        if self.km is not None:
+            self.km.limits = self._limits
+        started = await super().async_start_new_kernel(**kwargs)
+        self._student = getattr(self.km, "student", "?")
+        return started
 
     start_new_kernel = run_sync(async_start_new_kernel)  # nbclient binds its own otherwise
 
@@ -311,16 +394,44 @@ class GradingExecute(Execute):
                                  store_history=True):
         km = self.km
         if not is_test(cell) or not hasattr(km, "guard_name"):
-            return await super().async_execute_cell(cell, cell_index, execution_count,
-                                                    store_history)
+            result = await super().async_execute_cell(cell, cell_index, execution_count,
+                                                      store_history)
+            self._after_cell(cell, cell_index)
+            return result
         if self._guard is None:
             self._guard = TestGuard(self, km.guard_name, km.guard_secret,
                                     getattr(km, "student", "?"),
                                     declared_week(self.config, self.resources,
                                                   getattr(km, "student", "?")),
                                     answer_sources(self.nb))
-        return await self._guard.run(cell, functools.partial(
-            super().async_execute_cell, cell, cell_index, execution_count, store_history))
+        try:
+            return await self._guard.run(cell, functools.partial(
+                super().async_execute_cell, cell, cell_index, execution_count,
+                store_history))
+        finally:
+            self._after_cell(cell, cell_index)
+
+    def _after_cell(self, cell, cell_index: int) -> None:
+        """The output limit's mark on the cell that went past it; and after a fork that
+        the process limit refused, the kernel and everything it started are stopped: a
+        fork bomb's children are copies of the kernel that never end, and the rest of
+        the notebook cannot run beside them (its tests then score 0, the kernel dead)."""
+        self._mark_cut(cell, cell_index)
+        forked = any(o.get("output_type") == "error" and (breach_of(
+            o.get("ename"), o.get("evalue"), self._limits) or "").startswith("hit the")
+            for o in cell.get("outputs", []))
+        if forked and self.km is not None:
+            self.km.stop_now()
+
+    def _mark_cut(self, cell, cell_index: int) -> None:
+        if cell_index in self._cut and not any(
+                o.get("ename") == OUTPUT_CUT for o in cell.get("outputs", [])):
+            cell.outputs.append(NotebookNode({
+                "output_type": "error", "ename": OUTPUT_CUT,
+                "evalue": f"this cell printed past the notebook's "
+                          f"{self._limits.says('output')}: the rest of its output was cut "
+                          "and the cell was stopped",
+                "traceback": [f"{OUTPUT_CUT}: printed past the {self._limits.says('output')}"]}))
 
     execute_cell = run_sync(async_execute_cell)
 
@@ -492,13 +603,15 @@ class SandboxedKernelManager(GradingKernelManager):
             os.chown(scratch, uid, gid)
             os.chmod(scratch, 0o700)
         walled = jail.command(cmd, scratch=str(scratch), attempts=str(self._attempts.path),
-                              uid=inside.pw_uid if inside else None, gid=gid)
+                              uid=inside.pw_uid if inside else None, gid=gid,
+                              tmp_bytes=self.limits.disk)
         if root:
             from course.storage.reach import as_account
 
             walled = as_account(uid, gid, jail.environment_paths(), walled)
         kw["env"] = sandbox_env(kw.get("env") or os.environ, scratch)
         kw.pop("cwd", None)
+        self._watched = [scratch]
         return walled, kw
 
     @staticmethod
