@@ -150,6 +150,16 @@ def test_a_timer_set_from_a_point_never_fires_before_the_worker_passes_it():
         assert (result.charges, result.emails) == (1, 1) and result.status == "completed"
 
 
+def test_without_aim_the_draws_are_the_old_ones_and_the_windows_the_same():
+    """``--aim off``, to compare: the old draws, counted by the same windows."""
+    assert plan(3, 500, AIMED, aim=False) == plan(3, 500, Profile(0.015, (0.002, 0.0092)))
+    report = fuzz("keyed", 10, seed=2, jobs=2, progress=False, aim=False)
+    assert not report.aimed and report.profile.points  # measured, not used to draw
+    assert report.delays == plan(2, len(report.delays), report.profile, aim=False)
+    assert report.coverage()[0] == len(report.profile.windows()) >= 8
+    assert all(o.aim is None for o in report.outcomes)
+
+
 def test_coverage_counts_kills_by_window_and_names_the_least_hit():
     report = fuzz("keyed", 0, seed=1, profile=AIMED, jobs=1, progress=False)
     assert report.coverage() == (8, 0.0, 0.0)

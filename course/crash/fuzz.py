@@ -147,7 +147,7 @@ class Profile:
 
     def describe(self) -> str:
         lo, hi = self.window
-        aimed = f", {len(self.windows())} windows aimed at" if self.points else ""
+        aimed = f", {len(self.windows())} windows" if self.points else ""
         return (f"span {self.span_s * 1000:.1f} ms, graph runs {lo * 1000:.1f}-{hi * 1000:.1f} ms"
                 f"{aimed} (pin with --profile {self.as_arg()})")
 
@@ -243,15 +243,17 @@ def window_of(zone: str, windows: list[Window]) -> str:
     return found or zone
 
 
-def plan(seed: int, kills: int, profile: Profile, *, bias: float = BIAS) -> list[float]:
+def plan(seed: int, kills: int, profile: Profile, *, bias: float = BIAS,
+         aim: bool = True) -> list[float]:
     """The kill delays in seconds after the worker starts: same arguments, same list.
 
-    With the profile's points, aimed (see the module's docstring); without them, a share
-    ``bias`` uniform over the graph's run and the rest over the whole life."""
+    With the profile's points, aimed (see the module's docstring); without them, or with
+    ``aim=False``, a share ``bias`` uniform over the graph's run and the rest over the
+    whole life."""
     if kills < 0:
         raise ValueError(f"kills must be >= 0, got {kills}")
     rng = random.Random(seed)
-    windows = profile.windows()
+    windows = profile.windows() if aim else []
     first = profile.points[0][1] if profile.points else 0.0
     last = max((w.hi for w in windows), default=0.0)
     delays = []
@@ -361,6 +363,7 @@ class FuzzReport:
     wanted: int = 0  # the kills asked for
     fault: str = "kill"
     lane_failures: list[str] = field(default_factory=list)  # tracebacks of lanes that died
+    aimed: bool = True  # drawn window by window (fuzz(aim=...))
 
     @property
     def kills(self) -> int:
@@ -515,7 +518,7 @@ class FuzzReport:
                 "windows": [asdict(w) for w in self.windows()],
                 "coverage": dict(zip(("windows", "in_windows", "min_window"),
                                      self.coverage(), strict=True)),
-                "first_double": self.first_double(),
+                "first_double": self.first_double(), "aimed": self.aimed,
                 "delays": self.delays,
                 "outcomes": [asdict(o) for o in self.outcomes]}
 
@@ -545,12 +548,16 @@ def fuzz(
     adapt: bool | None = None,
     fault: str = "kill",
     follow_ups: bool = True,
+    aim: bool = True,
 ) -> FuzzReport:
     """Calibrate (unless ``profile`` is given), draw the delays, kill and resume ``kills`` times.
 
     ``adapt`` (default: only when the profile was measured here) scales each planned delay
     to the pace the lane's workers have right now, measured by an unkilled probe run every
-    :data:`PROBE_EVERY` kills; with a pinned profile the timers are exactly the plan."""
+    :data:`PROBE_EVERY` kills; with a pinned profile the timers are exactly the plan.
+    ``aim=False`` draws as the fuzzer did before it aimed (uniform over the whole life, or
+    over the graph's run), to compare the two: the report counts kills by the same
+    windows."""
     resolve_factory(graph)  # fail here, with a clear message, not in every lane
     if fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
@@ -579,7 +586,7 @@ def fuzz(
                     if missing <= 0:
                         break
                     first = len(delays)
-                    delays = plan(seed, first + missing, profile, bias=bias)
+                    delays = plan(seed, first + missing, profile, bias=bias, aim=aim)
                     extras = plan_faults(seed, len(delays), profile, fault)
                     if not follow_ups:
                         extras = [Faults(e.pause_for_s) for e in extras]
@@ -588,7 +595,7 @@ def fuzz(
                         on_result=lambda o: bar.update(1 if o.landed else 0),
                         pace_of=profile.span_s if adapt else None,
                         faults=extras[first:],
-                        aims=[profile.aim(d) for d in delays[first:]])
+                        aims=[profile.aim(d) if aim else None for d in delays[first:]])
                     if lanes.problems:
                         break
             elapsed = time.monotonic() - started
@@ -597,12 +604,13 @@ def fuzz(
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     outcomes.sort(key=lambda o: o.index)
-    windows = profile.windows() if profile else []
+    report = FuzzReport(str(graph), seed, profile, delays, outcomes, jobs, elapsed, str(work),
+                        _cpu_s() - cpu_before, wanted=kills, fault=fault,
+                        lane_failures=lane_failures, aimed=aim and bool(profile.points))
+    windows = report.windows()
     for o in outcomes:
-        o.window = window_of(o.zone, windows) if windows else ""
-    return FuzzReport(str(graph), seed, profile, delays, outcomes, jobs, elapsed, str(work),
-                      _cpu_s() - cpu_before, wanted=kills, fault=fault,
-                      lane_failures=lane_failures)
+        o.window = window_of(o.zone, windows)
+    return report
 
 
 def _cpu_s() -> float:
@@ -824,6 +832,9 @@ def add_command(commands) -> None:
     p.add_argument("--fault", choices=FAULTS, default="kill",
                    help="kill: SIGKILL only; pause: half of the first interruptions freeze the "
                         "worker (SIGSTOP, then SIGCONT) instead, while resumers carry on")
+    p.add_argument("--aim", choices=("on", "off"), default="on",
+                   help="on: draw instants window by window, timed from the points (the "
+                        "default); off: uniform over the worker's life, as before, to compare")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 if any double or lost run was found (for the keyed graph)")
     p.add_argument("--no-progress", action="store_true")
@@ -842,7 +853,7 @@ def run_command(args) -> int:
         return 2
     report = fuzz(args.graph, args.kills, args.seed, jobs=args.jobs, root=args.root,
                   profile=profile, progress=not args.no_progress,
-                  fault=getattr(args, "fault", "kill"))
+                  fault=getattr(args, "fault", "kill"), aim=getattr(args, "aim", "on") == "on")
     if args.delays_out:
         Path(args.delays_out).write_text(json.dumps(
             {"seed": report.seed, "kills": report.kills, "profile": report.profile.as_arg(),
