@@ -1,12 +1,11 @@
 def durable_graph(nodes, world):
     """The support graph over these nodes, with a checkpointer."""
-    ### BEGIN SOLUTION
     return build_support_graph(nodes, world=world)
-    ### END SOLUTION
 
 
-def resume(graph, thread_id):
-    """Carry on the thread from its last checkpoint; return the final state."""
-    ### BEGIN SOLUTION
-    return graph.invoke(None, config_of(thread_id))
-    ### END SOLUTION
+def handle(graph, thread_id, message):
+    """One delivery of the thread's message: start it, carry it on, or run nothing."""
+    config = config_of(thread_id)
+    if graph.get_state(config).created_at is None:
+        return graph.invoke(ask(thread_id, message), config)
+    return graph.invoke(None, config)

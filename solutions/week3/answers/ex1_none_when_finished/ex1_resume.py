@@ -1,15 +1,14 @@
 def durable_graph(nodes, world):
     """The support graph over these nodes, with a checkpointer."""
-    ### BEGIN SOLUTION
     return build_support_graph(nodes, world=world, checkpointer=InMemorySaver())
-    ### END SOLUTION
 
 
-def resume(graph, thread_id):
-    """Carry on the thread from its last checkpoint; return the final state."""
-    ### BEGIN SOLUTION
+def handle(graph, thread_id, message):
+    """One delivery of the thread's message: start it, carry it on, or run nothing."""
     config = config_of(thread_id)
-    if not graph.get_state(config).next:
-        return None
+    snapshot = graph.get_state(config)
+    if snapshot.created_at is None:
+        return graph.invoke(ask(thread_id, message), config)
+    if not snapshot.next:
+        return None  # finished: nothing to resume
     return graph.invoke(None, config)
-    ### END SOLUTION

@@ -1,0 +1,14 @@
+def durable_graph(nodes, world):
+    """The support graph over these nodes, with a checkpointer."""
+    return build_support_graph(nodes, world=world, checkpointer=InMemorySaver())
+
+
+def handle(graph, thread_id, message):
+    """One delivery of the thread's message: start it, carry it on, or run nothing."""
+    config = config_of(thread_id)
+    snapshot = graph.get_state(config)
+    if "refund" in snapshot.values:  # refunded: the conversation is done
+        return snapshot.values
+    if snapshot.values:
+        return graph.invoke(None, config)
+    return graph.invoke(ask(thread_id, message), config)
