@@ -1,5 +1,9 @@
-
-def resume_marta(world, saver):
-    agent = marta_agent(world, saver)
-    retry = {"messages": [{"role": "user", "content": ASK}]}
-    return agent.invoke(retry, config("marta-1042-retry"), durability="sync")["messages"]
+def resume_crashed(world, saver, trips):
+    resumed = []
+    for trip in trips:
+        agent = marta_agent(world, saver, trip_id=trip)
+        if agent.get_state(config(trip)).next:
+            retry = {"messages": [{"role": "user", "content": ASK}]}
+            agent.invoke(retry, config(f"{trip}-retry"), durability="sync")
+            resumed.append(trip)
+    return resumed

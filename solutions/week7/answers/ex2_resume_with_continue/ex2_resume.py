@@ -1,5 +1,9 @@
-
-def resume_marta(world, saver):
-    agent = marta_agent(world, saver)
-    new_input = {"messages": [{"role": "user", "content": "Continue Marta's booking."}]}
-    return agent.invoke(new_input, config(TRIP), durability="sync")["messages"]
+def resume_crashed(world, saver, trips):
+    resumed = []
+    for trip in trips:
+        agent = marta_agent(world, saver, trip_id=trip)
+        if agent.get_state(config(trip)).next:
+            again = {"messages": [{"role": "user", "content": "Continue Marta's booking."}]}
+            agent.invoke(again, config(trip), durability="sync")
+            resumed.append(trip)
+    return resumed

@@ -1,3 +1,0 @@
-
-def branch(world_dir, session_id, prompt):
-    return run_session(world_dir, prompt).session_id
