@@ -1,4 +1,9 @@
-def approve_with_heads_up(state, world):
-    """Tell the approvals desk once, then wait for the person."""
-    world.mail.send(**approval_notice(state), email_id=f"{state['thread_id']}:approval_needed")
-    return ask_a_person(state, world)
+def approve_with_heads_ups(state, world):
+    """Each reader gets one heads-up, then their question: the desk, then maybe a manager."""
+    world.mail.send(**approval_notice(state), email_id=f"{state['thread_id']}:desk")
+    update = ask_a_person(state, world)
+    if not update["approved"] or state["cents"] <= MANAGER_THRESHOLD_CENTS:
+        return update
+    world.mail.send(**manager_notice(state), email_id=f"{state['thread_id']}:manager")
+    decision = read_decision(interrupt(manager_request(state)), by="manager")
+    return {**update, "approved": decision["approved"], "decision": decision}

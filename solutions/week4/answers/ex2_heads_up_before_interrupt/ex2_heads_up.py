@@ -1,7 +1,0 @@
-def approve_with_heads_up(state, world):
-    """Tell the approvals desk once, then wait for the person."""
-    ### BEGIN SOLUTION
-    if state["cents"] > APPROVAL_THRESHOLD_CENTS:
-        world.mail.send(**approval_notice(state))
-    return ask_a_person(state, world)
-    ### END SOLUTION

@@ -1,0 +1,11 @@
+def approve_with_heads_ups(state, world):
+    """Each reader gets one heads-up, then their question: the desk, then maybe a manager."""
+    if state["cents"] > APPROVAL_THRESHOLD_CENTS:
+        world.mail.send(**approval_notice(state), email_id=f"{state['thread_id']}:desk")
+    update = ask_a_person(state, world)
+    if state["cents"] <= MANAGER_THRESHOLD_CENTS:
+        return update
+    world.mail.send(**manager_notice(state), email_id=f"{state['thread_id']}:manager")
+    decision = read_decision(interrupt(manager_request(state)), by="manager")
+    approved = update["approved"] and decision["approved"]
+    return {**update, "approved": approved, "decision": {**decision, "approved": approved}}
