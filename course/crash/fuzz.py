@@ -111,7 +111,10 @@ PAUSE_SHARE = 0.5  # with --fault pause: share of first interruptions that freez
 PAUSE_MAX_S = 0.25  # a freeze lasts up to this long (the provider's hold is 50 ms)
 START_SHARE = 0.05  # aimed draws in start-up (before the first node)
 TAIL_SHARE = 0.05  # aimed draws after the graph's last checkpoint (some past the worker's end)
-AIM_LEAD_S = 0.0005  # a timer is set again from a point passed at least this long before
+AIM_LEAD_S = 0.0  # a timer is set again from the last point passed at least this long before
+# (0: the point that starts the instant's own stretch; how late this process hears of it
+# then decides, and a kill that comes late lands later in the run, never earlier)
+AIM_FALLBACK_SPANS = 5  # an aimed timer's fallback: this many typical lives after its instant
 AFTER = "after the graph (last checkpoint written)"
 
 
@@ -124,6 +127,7 @@ class Profile:
     window: tuple[float, float]  # first to last durable checkpoint: where the graph runs
     marks: tuple[float, ...] = ()  # every checkpoint of a typical run (when they agree)
     points: tuple[tuple[str, float], ...] = ()  # ("node/point", when), a typical run's trail
+    shortest: tuple[float, ...] = ()  # per point: the shortest time to the next one seen
 
     def windows(self) -> list[Window]:
         """The windows of a typical run, with their times (empty without ``points``)."""
@@ -133,12 +137,20 @@ class Profile:
         """The point to time a kill at ``delay`` from, and the offset after it: the last
         point a typical worker passes at least :data:`AIM_LEAD_S` before (or, closer to the
         start, the first point); ``None`` (time it from the start) before the first."""
-        before = [(label, at) for label, at in self.points if at <= delay - AIM_LEAD_S]
-        before = before or [(label, at) for label, at in self.points if at <= delay][:1]
+        before = [i for i, (_, at) in enumerate(self.points) if at <= delay - AIM_LEAD_S]
+        before = before or [i for i, (_, at) in enumerate(self.points) if at <= delay][:1]
         if not before:
             return None
-        label, at = before[-1]
-        return label, round(delay - at, 7)
+        i = before[-1]
+        label, at = self.points[i]
+        offset = delay - at
+        # the instant's place in the stretch to the next point, scaled to the shortest
+        # that stretch was seen to last: an offset past a quick run's next point lands in
+        # the next window
+        typical = (self.points[i + 1][1] if i + 1 < len(self.points) else self.span_s) - at
+        if i < len(self.shortest) and 0 < self.shortest[i] < typical and offset < typical:
+            offset *= self.shortest[i] / typical
+        return label, round(offset, 7)
 
     def __post_init__(self) -> None:
         lo, hi = self.window
@@ -700,13 +712,17 @@ class Lanes:
             window = (statistics.median(m[0] for m in marked),
                       statistics.median(m[-1] for m in marked))
         points: tuple[tuple[str, float], ...] = ()
+        shortest: tuple[float, ...] = ()
         trails = [o for o in finished if o.trail and len(o.trail_s) == len(o.trail)]
         if trails and len({tuple(o.trail) for o in trails}) == 1:  # every run agrees
             points = tuple((label, round(statistics.median(o.trail_s[i] for o in trails), 6))
                            for i, label in enumerate(trails[0].trail))
+            ends = [[*o.trail_s[1:], o.elapsed_s] for o in trails]
+            shortest = tuple(round(min(end[i] - o.trail_s[i] for o, end in zip(
+                trails, ends, strict=True)), 6) for i in range(len(points)))
         return Profile(round(span, 4),
                        (round(min(window[0], span), 4), round(min(window[1], span), 4)), marks,
-                       points)
+                       points, shortest)
 
     def run(self, tasks: list[tuple[int, float | None]], on_result=None,
             pace_of: float | None = None, faults: list[Faults] | None = None,
@@ -793,7 +809,9 @@ def _lane(graph: str, root: Path, task_fd: int, result_fd: int, keep_failed: boo
                 if lives:
                     applied = round(delay * statistics.median(lives) / pace, 7)
             if applied is not None and aim is not None:
-                applied = round(applied * 2, 7)  # the fallback, should the point never come
+                # the fallback, should the point never come: late enough that a slow
+                # start-up (a few times the typical one) still meets its point first
+                applied = round(applied + AIM_FALLBACK_SPANS * (pace or applied), 7)
             result = harness.run(kill_after_s=applied, thread_id=f"fuzz-{index}",
                                  pause_for_s=faults.pause_for_s if applied is not None else None,
                                  then_kill=faults.then_kill if applied is not None else None,
