@@ -18,7 +18,7 @@ help:
 	@echo "                LAB_ARGS goes to jupyter lab as it is"
 	@echo "make test [WEEK=5] [K=resume]   your notebooks' graded tests, by name (hidden ones too)"
 	@echo "make test-all   every test of the course itself (contributors, CI)"
-	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week without WEEK)"
+	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week you started, without WEEK)"
 	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
 	@echo "make bench      measure the costs side by side"
 	@echo "make mutants [ONLY='name ...']   plant known bugs one at a time; which tests catch each"

@@ -301,11 +301,16 @@ def test_make_check_without_a_week_grades_every_week_and_ends_with_a_total(monke
         return {"student": grading.Report(week=week, student="student", submission=folder,
                                           tests=tests)}
 
-    monkeypatch.setattr(grading, "weeks_with_notebooks", lambda repo=REPO: [1, 5])
+    import course.grading.selfcheck as selfcheck
+
+    monkeypatch.setattr(grading, "weeks_with_notebooks", lambda repo=REPO: [1, 2, 5])
     monkeypatch.setattr(grading, "_graded", fake_grading)
+    # the learner started weeks 1 and 5; week 2 is still the release's blank: skipped
+    monkeypatch.setattr(selfcheck, "started", lambda notebook: "week2" not in notebook.name)
     assert grading.main([]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[-3:] == ["week1: 1/4", "week5: 4/4", "total: 5/8"]
+    assert lines[-4:] == ["week1: 1/4", "week5: 4/4", "not started (skipped): week2",
+                          "total: 5/8 (the weeks you started)"]
     assert 5 in grading.weeks_with_notebooks()
 
 

@@ -462,10 +462,19 @@ def _check_one_week(week: int, folder: Path, args: argparse.Namespace) -> int:
 
 
 def _check_every_week(args: argparse.Namespace) -> int:
-    """``make check`` with no WEEK: grade every week, one line per week, then a total."""
+    """``make check`` with no WEEK: grade every week the learner started (one whose answer
+    cells are all still the release's blank is skipped, as ``make test`` skips it), one
+    block per week, then a summary and a total over the weeks graded."""
+    from course.grading.selfcheck import started
+
     totals: list[tuple[int, Report | None]] = []
+    skipped: list[int] = []
     for week in weeks_with_notebooks():
         folder = REPO / f"week{week}"
+        notebook = folder / f"week{week}.ipynb"
+        if notebook.is_file() and not started(notebook):
+            skipped.append(week)
+            continue
         reports = _graded(week, folder, args)
         if reports is not None:
             print("\n".join(reports["student"].lines()), flush=True)
@@ -479,7 +488,10 @@ def _check_every_week(args: argparse.Namespace) -> int:
         earned += report.earned
         total += report.total
         print(f"week{week}: {_num(report.earned)}/{_num(report.total)}")
-    print(f"total: {_num(earned)}/{_num(total)}", flush=True)
+    if skipped:
+        print(f"not started (skipped): {', '.join(f'week{w}' for w in skipped)}")
+    print(f"total: {_num(earned)}/{_num(total)}" + (" (the weeks you started)" if skipped
+                                                    else ""), flush=True)
     return 0 if all(report is not None for _, report in totals) else 2
 
 
