@@ -102,7 +102,7 @@ AIMED = Profile(0.015, (0.002, 0.0092), (), tuple((label, ms / 1000) for label, 
 def test_a_run_is_cut_into_windows_where_the_guards_four_are_apart():
     windows = windows_of(AIMED.points, AIMED.span_s)
     assert [(w.name, round(w.lo * 1000, 1), round(w.hi * 1000, 1)) for w in windows] == [
-        ("parse: in the node", 2.0, 4.1),  # from the run's start: its first checkpoints
+        ("parse: the run's first checkpoints and the node", 2.0, 4.1),
         ("parse: its checkpoint", 4.1, 4.7),
         ("charge: before the intent is recorded", 4.7, 5.6),
         ("charge: intent recorded, effect not landed", 5.6, 6.8),
@@ -150,8 +150,8 @@ def test_a_timer_set_from_a_point_never_fires_before_the_worker_passes_it():
     for mark in ("charge/after_intent", "charge/effect_landed", "email/before_effect"):
         result = harness.run(kill_after_s=30.0, aim=(mark, 0.0))
         assert result.kill_landed, mark
-        trail = result.attempts[0].trail
-        assert mark in trail and trail[-1] == mark, (mark, trail)
+        trail = result.attempts[0].trail  # the kill lands after the mark (how soon after
+        assert mark in trail, (mark, trail)  # is this process's reaction time)
         assert (result.charges, result.emails) == (1, 1) and result.status == "completed"
 
 

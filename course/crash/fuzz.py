@@ -202,8 +202,8 @@ def windows_of(points: tuple[tuple[str, float], ...] | list[str],
     not landed, the effect landed and its result not recorded.
     The time between a node's checkpoint and the next node is the next node's, and so is
     the time from ``run/started`` to the first node (LangGraph writes the run's first
-    checkpoints then); the time after the last checkpoint is :data:`AFTER`, not a
-    window."""
+    checkpoints then: that window is named so); the time after the last checkpoint is
+    :data:`AFTER`, not a window."""
     timed = [(p, None) if isinstance(p, str) else p for p in points]
     nodes = list(dict.fromkeys(label.split("/")[0] for label, _ in timed
                                if not label.startswith(f"{RUN}/")))
@@ -225,8 +225,10 @@ def windows_of(points: tuple[tuple[str, float], ...] | list[str],
             node, point = nodes[later], "before_effect"  # planning the next node's step
         landed = ("effect landed, result not recorded" if node in guarded
                   else "effect landed, node not finished")
+        first = node == nodes[0] and any(label.startswith(f"{RUN}/") for label, _ in timed)
         name = {"before_effect": "before the intent is recorded" if node in guarded
-                else "before the effect lands" if node in effects else "in the node",
+                else "before the effect lands" if node in effects
+                else "the run's first checkpoints and the node" if first else "in the node",
                 "after_intent": "intent recorded, effect not landed",
                 "effect_landed": landed, "before_record": landed,
                 }.get(point, "its checkpoint")
