@@ -128,6 +128,44 @@ def test_in_fresh_interpreter_reruns_the_notebook_code_so_a_per_process_salt_cha
     assert in_fresh_interpreter(cells["honest"], state) == cells["honest"](state) == "cw:t1:charge"
 
 
+_CHARGE = """
+import uuid
+
+
+def charge_key(state):
+    return {key}
+
+
+def charge(state, world):
+    result = world.billing.charge(customer_id=state["customer_id"],
+                                  invoice_id=state["invoice_id"], cents=state["cents"],
+                                  currency=state["currency"]{sent})
+    return {{"charge": result, "log": ["charge"]}}
+"""
+
+
+@pytest.mark.parametrize("answer, says", [
+    (_CHARGE.format(key="f\"{state['thread_id']}:charge:{uuid.uuid4()}\"",
+                    sent=", idempotency_key=charge_key(state)"),
+     "charge_key gave two different keys for the same state"),  # the README's bad key
+    (_CHARGE.format(key="f\"{state['thread_id']}:charge:{state['invoice_id']}\"", sent=""),
+     "charge sent no key"),
+    (_CHARGE.format(key="f\"{state['thread_id']}:charge:{state['invoice_id']}\"",
+                    sent=", idempotency_key=str(uuid.uuid4())"),
+     "not charge_key(state)"),
+], ids=["uuid4-key", "no-key", "another-key"])
+def test_the_customers_test_names_the_likely_cause_of_a_second_charge(tmp_path, answer, says):
+    """Exercise 2's visible test, run on a charge that charged twice, says why."""
+    [test_cell] = [c.source for c in cells(SOURCE) if c.metadata.get("nbgrader", {}).get(
+        "grade_id") == "ex2_test_resume_does_not_double_charge"]
+    setup = ("import tempfile\nfrom course.world import World\n\n\ndef fresh_world():\n"
+             f"    return World(tempfile.mkdtemp(dir={str(tmp_path)!r}))\n")
+    with pytest.raises(AssertionError) as failed:
+        _notebook_namespace(setup, answer, test_cell)
+    assert str(failed.value).startswith("the second run made a new charge"), failed.value
+    assert says in str(failed.value), failed.value
+
+
 def test_perturbed_moves_every_clock_in_the_calling_thread_only():
     import datetime
     import threading

@@ -18,7 +18,7 @@ def relay(conn, webhook):
     """Post every pending message, then mark it sent. Returns how many were posted."""
     ### BEGIN SOLUTION
     pending = conn.execute(
-        "SELECT id, event, payload FROM outbox WHERE status = 'pending' ORDER BY id").fetchall()
+        "SELECT id, event, payload FROM outbox WHERE status = 'pending' ORDER BY seq").fetchall()
     for row in pending:
         with transaction(conn):
             conn.execute("UPDATE outbox SET status = 'sent' WHERE id = ?", (row["id"],))
