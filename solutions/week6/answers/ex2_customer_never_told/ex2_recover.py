@@ -9,5 +9,5 @@ def recover(error, run_dir, thread_id, *, budget_exhausted=False, tell_customer=
     world = World(run_dir)
     where = {"checkpointer": open_thread(run_dir)[1]} if diagnosis.ok else {"corrupt_file": path}
     abandon(thread_id, store=world.records, lookup=world.find_listed,
-            tell_customer=lambda text: None, reason="stopped", **where)
+            tell_customer=lambda text: None, reason="its saved state was damaged", **where)
     return choice

@@ -8,6 +8,9 @@ def recover(error, run_dir, thread_id, *, budget_exhausted=False, tell_customer=
         return choice
     world = World(run_dir)
     where = {"checkpointer": open_thread(run_dir)[1]} if diagnosis.ok else {"corrupt_file": path}
+    reasons = ["it hit an error we have to look at", "it took too many steps",
+               "its saved state was damaged"]
+    reason = reasons[2] if not diagnosis.ok else reasons[1] if budget_exhausted else reasons[0]
     abandon(thread_id, store=world.records, lookup=world.find_listed,
-            tell_customer=tell_customer, reason="stopped", **where)
+            tell_customer=tell_customer, reason=reason, **where)
     return choice

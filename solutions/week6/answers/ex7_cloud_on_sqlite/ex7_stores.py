@@ -1,2 +1,2 @@
-STORE_FOR = {"ci": "InMemorySaver", "desk": "SqliteSaver", "cloud": "SqliteSaver",
-             "fleet": "PostgresSaver", "demo": "InMemorySaver"}
+STORE_FOR = {"ci": "InMemorySaver", "kill_test": "SqliteSaver", "desk": "SqliteSaver",
+             "cloud": "SqliteSaver", "fleet": "PostgresSaver", "demo": "InMemorySaver"}

@@ -1,2 +1,2 @@
-STORE_FOR = {"ci": "InMemorySaver", "desk": "InMemorySaver", "cloud": "PostgresSaver",
-             "fleet": "PostgresSaver", "demo": "InMemorySaver"}
+STORE_FOR = {"ci": "InMemorySaver", "kill_test": "SqliteSaver", "desk": "InMemorySaver",
+             "cloud": "PostgresSaver", "fleet": "PostgresSaver", "demo": "InMemorySaver"}

@@ -1,0 +1,2 @@
+STORE_FOR = {"ci": "InMemorySaver", "kill_test": "InMemorySaver", "desk": "SqliteSaver",
+             "cloud": "PostgresSaver", "fleet": "PostgresSaver", "demo": "InMemorySaver"}
