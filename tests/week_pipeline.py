@@ -109,6 +109,14 @@ def graded_by_nbgrader(week: Week, known: Mapping[str, Answer]) -> dict[str, Ans
     return graded_now
 
 
+def right_graded_by_nbgrader(week: Week, known: Mapping[str, Answer]) -> dict[str, Answer]:
+    """The right answers nbgrader grades, each in a notebook of its own: every one in a
+    week without bundling (where nothing is forked); none elsewhere (forked there)."""
+    if week.checks.bundled is not None:
+        return {}
+    return {n: a for n, a in known.items() if a.right}
+
+
 def forked_answers(week: Week, known: Mapping[str, Answer]) -> dict[str, Answer]:
     """The answers checked by forking: in a bundling week every known answer, and in every
     week each exercise's automatic delegations."""
@@ -126,13 +134,16 @@ def grade_week(week: Week, root: Path, grading: Grading | None = None) -> Pipeli
     grading = grading or Grading()
     known = answers(week)
     wrongs = graded_by_nbgrader(week, known)
+    rights = right_graded_by_nbgrader(week, known)
     groups = apart(wrongs) if week.checks.cross_exercise else bundles(wrongs)
+    groups.update({f"right-{name}": [name] for name in rights})
+    graded = {**wrongs, **rights}
     folders, bundle_of = {}, {}
     for bundle, names in groups.items():
         edits: dict[str, str] = {}
         for name in names:
-            assert not set(edits) & set(wrongs[name].cells), f"{bundle}: two answers share a cell"
-            edits.update(wrongs[name].cells)
+            assert not set(edits) & set(graded[name].cells), f"{bundle}: two answers share a cell"
+            edits.update(graded[name].cells)
             bundle_of[name] = bundle
         folders[bundle] = submission(week.notebook, root / "wrong" / bundle, edits)
     before = nbgrader_state_in_repo()
