@@ -14,5 +14,5 @@ def parse(state, world):
         intent = "charge"
     else:
         intent = "unknown"
-    found = re.search(r"inv_\d+", text)
+    found = re.search(r"\binv_\d+\b", text)
     return {"intent": intent, "invoice_id": found.group(0) if found else "", "log": ["parse"]}

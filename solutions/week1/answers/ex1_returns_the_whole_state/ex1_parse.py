@@ -8,6 +8,6 @@ def parse(state, world):
     rules = (("refund", "refund"), ("pause", "pause"), ("cancel", "cancel"),
              ("pay", "charge"), ("charge", "charge"))
     intent = next((name for word, name in rules if word in lowered), "unknown")
-    found = re.search(r"\binv_\d+", text)
+    found = re.search(r"\binv_\d+\b", text)
     return {**state, "intent": intent, "invoice_id": found.group(0) if found else "",
             "log": ["parse"]}

@@ -1,8 +1,7 @@
 def wire(builder):
     builder.add_edge(START, "parse")
     builder.add_edge("parse", "retrieve")
-    builder.add_edge("retrieve", "refund")
-    builder.add_edge("retrieve", "email")
-    builder.add_edge("refund", END)
-    builder.add_edge("email", END)
+    for node in ("refund", "review", "email"):
+        builder.add_edge("retrieve", node)
+        builder.add_edge(node, END)
     return builder.compile()

@@ -2,6 +2,8 @@ def wire(builder):
     builder.add_edge(START, "parse")
     builder.add_edge("parse", "retrieve")
     builder.add_edge("retrieve", "refund")
+    builder.add_edge("retrieve", "review")
     builder.add_edge("refund", "email")
     builder.add_edge("email", END)
+    builder.add_edge("review", END)
     return builder
