@@ -56,3 +56,33 @@ def test_the_simulation_tests_refuse_a_simulate_that_calls_the_courses():
     solution: dict = {}
     exec(_cell("ex2_simulate"), solution)  # the solution's own simulate passes the same cells
     _run_simulation_tests(solution["simulate"])
+
+
+# ------------------------------------------- no test cell hands out exercise 1's answer
+def test_no_visible_test_of_another_exercise_holds_a_route_that_passes_exercise_1():
+    """A route written out in another exercise's visible test (exercise 4 once had the tests'
+    own route by intent) would be exercise 1's answer in plain view: every one-argument
+    function the release's other visible tests define must fail exercise 1's visible checks."""
+    import ast
+
+    from weeks import release_of
+
+    release = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
+               for c in cells(release_of(2))}
+    visible = [gid for gid in release if gid and gid.endswith("_visible")
+               and not gid.startswith("ex1_")]
+    found = 0
+    for gid in visible:
+        for node in ast.walk(ast.parse(release[gid])):
+            if isinstance(node, ast.FunctionDef) and len(node.args.args) == 1:
+                namespace: dict = {}
+                exec(compile(ast.Module([node], []), gid, "exec"), namespace)
+                route = namespace[node.name]
+                found += 1
+                try:
+                    passes = all(route({"intent": i}) == i for i in ("refund", "pause", "cancel")) \
+                        and route({"intent": "unknown"}) == "answer"
+                except Exception:
+                    passes = False
+                assert not passes, f"{gid} defines {node.name}, exercise 1's answer"
+    assert found, "the other visible tests define routes of their own (the check ran)"

@@ -1,5 +1,5 @@
 POLICIES = {
     "parse": RetryPolicy(max_attempts=4, initial_interval=0.05, jitter=False),
-    "retrieve": RetryPolicy(max_attempts=3, initial_interval=0.05, jitter=False,
-                            retry_on=CatalogueTimeout),
+    "retrieve": RetryPolicy(max_attempts=4, initial_interval=0.05, jitter=False,
+                            retry_on=(ConnectionError, CatalogueTimeout)),
 }

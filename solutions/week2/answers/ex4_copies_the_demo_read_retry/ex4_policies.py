@@ -1,0 +1,6 @@
+POLICIES = {
+    "parse": RetryPolicy(max_attempts=4, initial_interval=0.05, jitter=False,
+                         retry_on=ConnectionError),
+    "retrieve": RetryPolicy(max_attempts=3, initial_interval=0.05, jitter=False,
+                            retry_on=CatalogueTimeout),
+}

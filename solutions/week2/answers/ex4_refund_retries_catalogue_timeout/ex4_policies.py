@@ -1,0 +1,7 @@
+POLICIES = {
+    "parse": RetryPolicy(max_attempts=4, initial_interval=0.05, jitter=False,
+                         retry_on=ConnectionError),
+    "retrieve": RetryPolicy(max_attempts=4, initial_interval=0.05, jitter=False,
+                            retry_on=(ConnectionError, CatalogueTimeout)),
+    "refund": RetryPolicy(initial_interval=0.05, jitter=False, retry_on=CatalogueTimeout),
+}
