@@ -45,3 +45,28 @@ def test_the_text_sends_no_one_to_the_reference_source():
                  "world/catalogue.py"):
         assert path not in text, path
     assert "reference\nimplementation" in text and "spoils the exercise" in text
+
+
+def test_the_prediction_check_shows_no_value_before_the_learner_asks(tmp_path, capsys):
+    """Exercise 3's check cell (after the tests) runs under Run All: with PREDICTION empty it
+    shows nothing of the run; with a wrong one it names the fields that differ, not the run's
+    values (the learner looks at `after` when they choose to)."""
+    from course.cloudwave import refund_graph
+    from course.world import World
+
+    given = {"predict_me": refund_graph(World(tmp_path / "w")),
+             "PREDICT_INPUT": {"thread_id": "t-marta", "message": "Marta here. Please refund "
+                               "inv_11, and maybe cancel my plan later."}}
+    check = _cell("cell-39")
+    exec(check, dict(given))
+    shown = capsys.readouterr().out
+    assert "Fill in PREDICTION first" in shown and "inv_11" not in shown
+    wrong = {"intent": "cancel", "invoice_id": "inv_11", "customer_id": "cus_ada", "cents": 129,
+             "currency": "usd", "log": ["parse"]}
+    namespace = {**given, "PREDICTION": wrong}
+    exec(check, namespace)
+    shown = capsys.readouterr().out
+    assert shown.count("differs") == 5 and shown.count("as you predicted") == 1
+    for value in ("cus_marta", "12900", "eur", "refund", "retrieve"):
+        assert value not in shown, value
+    assert namespace["after"]["customer_id"] == "cus_marta"  # there when asked for
