@@ -18,6 +18,7 @@ help:
 	@echo "                LAB_ARGS goes to jupyter lab as it is"
 	@echo "make test [WEEK=5] [K=resume]   your notebooks' graded tests, by name (hidden ones too)"
 	@echo "make test-all   every test of the course itself (contributors, CI)"
+	@echo "make claude-cli install week 7's real Claude Code CLI, pinned (npm ci, about 400 MB)"
 	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week you started, without WEEK)"
 	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
 	@echo "make bench      measure the costs side by side"
@@ -99,6 +100,16 @@ grade: sandbox-deps
 hub-deps: setup
 	@$(BIN)/python -m course.grading.hub ensure
 test-all: hub-deps
+
+# Week 7's real Claude Code CLI (course.travel.cli): @anthropic-ai/claude-code pinned by
+# scripts/claude/package-lock.json, installed with npm ci into a folder every account can
+# read (about 400 MB, so make setup does not fetch it); when it is there, a stamp check.
+# Without npm it says why in one line; week 7 then runs the stand-in and the real-CLI tests
+# skip (fail in CI).
+.PHONY: claude-cli
+claude-cli: setup
+	@$(BIN)/python -m course.travel.cli ensure
+test-all: claude-cli
 
 test-fast: setup
 	$(PYTEST) -m "not slow and not browser"

@@ -4,11 +4,12 @@
   one, ``0``, ``false``, ``no`` or ``off`` (any case) means CI: a typo such as
   ``CI=on`` must make the required tests run, never quietly skip them.
 - The tests marked with a name in :data:`REQUIRED_IN_CI` (the README's Postgres,
-  browser, JupyterHub and grading-sandbox tests) skip on a student machine that lacks
-  the server, the browser, the hub's environment or bubblewrap. Under CI a skip of one
-  of them fails the whole run: the two hooks below, imported by ``tests/conftest.py``,
-  note such skips as they happen and set a non-zero exit status at the end of the
-  session, naming each test.
+  browser, JupyterHub and grading-sandbox tests), and those using a fixture named in
+  :data:`REQUIRED_FIXTURES_IN_CI` (week 7's real Claude Code CLI), skip on a student
+  machine that lacks the server, the browser, the hub's environment, bubblewrap or the
+  CLI. Under CI a skip of one of them fails the whole run: the two hooks below,
+  imported by ``tests/conftest.py``, note such skips as they happen and set a non-zero
+  exit status at the end of the session, naming each test.
 - :func:`file_seconds`: how long each test file took when last measured, the order in which
   ``make test-all`` hands files to its workers (longest first).
 """
@@ -23,6 +24,9 @@ from pathlib import Path
 import pytest
 
 REQUIRED_IN_CI = ("postgres", "browser", "hub", "sandbox")
+# Tests that use one of these fixtures are required in CI too: ``claude_cli`` is the real
+# Claude Code CLI (week 7; ``make claude-cli`` installs it, ``make test-all`` runs that).
+REQUIRED_FIXTURES_IN_CI = ("claude_cli",)
 NOT_CI = ("", "0", "false", "no", "off")
 _skipped_required: list[str] = []
 
@@ -34,7 +38,8 @@ def in_ci(environ: dict[str, str] | None = None) -> bool:
 
 
 def required_markers(item: pytest.Item) -> list[str]:
-    return [name for name in REQUIRED_IN_CI if item.get_closest_marker(name) is not None]
+    return [name for name in REQUIRED_IN_CI if item.get_closest_marker(name) is not None] + [
+        name for name in REQUIRED_FIXTURES_IN_CI if name in getattr(item, "fixturenames", ())]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -52,7 +57,7 @@ def pytest_sessionfinish(session, exitstatus):
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     lines = [f"CI: {len(_skipped_required)} required test(s) skipped; in CI the "
-             f"{', '.join(REQUIRED_IN_CI)} tests must run:"]
+             f"{', '.join(REQUIRED_IN_CI + REQUIRED_FIXTURES_IN_CI)} tests must run:"]
     lines += [f"  {name}" for name in _skipped_required]
     if reporter is not None:
         reporter.write_line("\n".join(lines), red=True)

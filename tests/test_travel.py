@@ -9,7 +9,9 @@ process and counts bookings and charges.
 
 from __future__ import annotations
 
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +38,18 @@ from course.world import IdempotencyKeyMismatch, InvalidRequest, ResponseLost
 def warm():
     """Both frameworks imported once here, not again in every forked process."""
     preload()
+
+
+@pytest.fixture(scope="module")
+def claude_cli():
+    """The real Claude Code CLI (course.travel.cli.find); skips, and fails in CI (tests/ci.py),
+    when only the stand-in is here."""
+    from course.travel.cli import find
+
+    cli = find()
+    if not cli.real:
+        pytest.skip(cli.note)
+    return cli
 
 
 @pytest.fixture
@@ -173,18 +187,33 @@ def test_deep_agents_on_postgres_survives_the_kill(tmp_path, postgres_uri):
 
 @pytest.mark.parametrize(("book", "expected"), [(book_naive, (2, 2)), (book_once, (1, 1))],
                          ids=["naive", "guarded"])
-def test_claude_sdk_session_killed_after_booking_and_resumed(tmp_path, book, expected):
+def test_claude_sdk_session_killed_after_booking_and_resumed(tmp_path, book, expected,
+                                                            claude_cli):
+    """On the real Claude Code CLI: the kill takes the CLI with the process hosting the tool."""
     world_dir, session = tmp_path / "world", str(uuid.uuid4())
-    _killed_after_booking(lambda: run_session(world_dir, book=book, session_id=session),
-                          world_dir)
+    _killed_after_booking(lambda: run_session(world_dir, book=book, session_id=session,
+                                              cli=claude_cli), world_dir)
     assert transcript(world_dir, session)[-1] == ("assistant", "call book_flight")
+    pids = (world_dir / "claude-pids").read_text().split()
+    deadline = time.monotonic() + 5
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids and not any(_running(pid) for pid in pids), "the CLI outlived the kill"
 
     def resume():
-        run = run_session(world_dir, CONTINUE, book=book, resume=session)
-        assert run.session_id == session and run.result
+        run = run_session(world_dir, CONTINUE, book=book, resume=session, cli=claude_cli)
+        assert run.session_id == session and run.result and claude_cli.version in run.cli
 
     assert run_forked(resume, timeout_s=120) == "exit 0"
     assert _counts(world_dir) == expected
+
+
+def _running(pid: str) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def test_fork_session_leaves_the_original_transcript_unchanged(tmp_path):
@@ -207,7 +236,7 @@ def test_fork_session_leaves_the_original_transcript_unchanged(tmp_path):
 def test_a_lost_session_id_is_a_clear_error_not_a_new_booking(tmp_path):
     world_dir = tmp_path / "world"
     run = run_session(world_dir, CONTINUE, resume=str(uuid.uuid4()))
-    assert run.result.startswith("No conversation found with session ID")
+    assert run.error.startswith("No conversation found with session ID") and run.result is None
     assert _counts(world_dir) == (0, 0)
 
 

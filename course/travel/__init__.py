@@ -14,8 +14,10 @@ why it has a floor of its own, just above the CloudWave agent).
 - :mod:`course.travel.deep`: ``create_deep_agent`` with the tools and a SqliteSaver or
   PostgresSaver; :func:`run_booking` (ask / resume / continue).
 - :mod:`course.travel.claude`: the Claude Agent SDK side: the booking tool as an
-  in-process MCP tool, session resume and fork, file checkpointing, all offline
-  through :mod:`course.travel.fake_claude` (a stand-in ``claude`` program).
+  in-process MCP tool, session resume and fork, file checkpointing, on the real Claude
+  Code CLI (:mod:`course.travel.cli`: which one, pinned; ``find_cli()``) whose model is
+  :mod:`course.travel.api` (a scripted Messages API on 127.0.0.1), or on the stand-in
+  :mod:`course.travel.fake_claude` where the real CLI is missing.
 """
 
 from __future__ import annotations
@@ -29,18 +31,21 @@ from course.travel.booking import MARTA, TRIP, book_naive, book_once, describe
 # The two frameworks cost about a second of imports; a process that only books (a graded
 # test's fresh interpreter, a crash worker) imports them when a name below is first used.
 _LAZY = {
-    "claude": ("MARTA_SCRIPT", "SessionRun", "fake_cli", "in_own_thread", "options",
-               "run_session", "transcript", "travel_server", "write_then_rewind"),
+    "claude": ("MARTA_SCRIPT", "SessionRun", "claude_program", "fake_cli", "in_own_thread",
+               "options", "run_session", "transcript", "travel_server", "write_then_rewind"),
+    "cli": ("find_cli",),
     "deep": ("ASK", "CONTINUE", "cancelled_calls", "checkpointer", "config", "flight_tools",
              "marta_agent", "run_booking"),
     "model": ("ConversationScriptedModel", "marta_model"),
 }
 _HOME = {name: module for module, names in _LAZY.items() for name in names}
+_RENAMED = {"find_cli": "find"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _HOME:
-        return getattr(importlib.import_module(f"course.travel.{_HOME[name]}"), name)
+        module = importlib.import_module(f"course.travel.{_HOME[name]}")
+        return getattr(module, _RENAMED.get(name, name))
     raise AttributeError(f"module 'course.travel' has no attribute {name!r}")
 
 
@@ -54,6 +59,6 @@ def preload() -> None:
 
 __all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "MARTA_SCRIPT", "TRIP", "Airline",
            "ConversationScriptedModel", "Flight", "SessionRun", "TravelWorld", "book_naive",
-           "book_once", "cancelled_calls", "checkpointer", "config", "describe", "fake_cli",
+           "book_once", "cancelled_calls", "claude_program", "checkpointer", "config", "describe", "fake_cli", "find_cli",
            "flight_tools", "in_own_thread", "marta_agent", "marta_model", "options", "preload",
            "run_booking", "run_session", "transcript", "travel_server", "write_then_rewind"]

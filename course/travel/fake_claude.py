@@ -11,10 +11,16 @@ options. Only the model is scripted. What it honours:
   (the original file is not touched); ``--session-id=<id>`` names a new session.
 - Transcripts are JSON lines under ``$CLAUDE_CONFIG_DIR/projects/<cwd, sanitised>/
   <session id>.jsonl`` (the layout the SDK's ``get_session_messages`` reads), and
-  every line is flushed before the next step: a killed session keeps what it did.
+  every line is written before the next step (Claude Code queues its lines and writes
+  them every 100 ms: a kill within 100 ms of a step loses it there, not here).
+- A resumed session whose last message is a tool call nobody answered gets what Claude
+  Code 2.1.332 writes: an error ``tool_result`` ("[Tool call interrupted: ... its outcome
+  is unknown ...]") and a synthetic assistant "No response requested.". A ``--resume``
+  of a session that does not exist ends with an error result and exit code 1.
 - The "model" plays the JSON list in ``$FAKE_CLAUDE_SCRIPT``: steps
   ``{"tool": name, "input": {...}}`` (an ``mcp__server__tool`` is called through
-  the SDK; ``Write`` writes ``input.file_path``) and ends with ``{"text": ...}``.
+  the SDK; ``Read`` reads and ``Write`` writes ``input.file_path``, refusing, as Claude
+  Code does, to overwrite a file the session has not read) and ends with ``{"text": ...}``.
   Like a real model it reads the conversation: a tool that already answered
   successfully is not called again; one whose call never got an answer is.
 - File checkpointing (``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true``): before a
@@ -35,6 +41,10 @@ from pathlib import Path
 from typing import Any
 
 VERSION = "2.1.300 (course fake)"
+INTERRUPTED = ("[Tool call interrupted: the session ended before this call's result was "
+               "recorded, so its outcome is unknown. Check whether it took effect before "
+               "relying on it or running it again.]")
+NO_RESPONSE = "No response requested."
 
 
 class Session:
@@ -82,6 +92,7 @@ class Cli:
         self.pending: list[dict[str, Any]] = []
         self.mcp_ready: set[str] = set()
         self.counter = 0
+        self.read_files: set[str] = set()
         self.backups: dict[str, dict[str, str | None]] = {}  # user uuid -> {path: old text}
         self.user_uuid = ""
 
@@ -115,6 +126,12 @@ class Cli:
 
     # ------------------------------------------------------------- loop
     def run(self) -> int:
+        resume = self.flags.get("resume")
+        if resume and not any((self.config_dir / "projects").glob(f"*/{resume}.jsonl")):
+            # as Claude Code does: an error result before anything else, then exit 1
+            error = f"No conversation found with session ID: {resume}"
+            self.send({**_result("", error, is_error=True), "errors": [error]})
+            return 1
         while True:
             message = self.pending.pop(0) if self.pending else self.receive()
             if message is None:
@@ -151,9 +168,29 @@ class Cli:
             for entry in old.entries:
                 new.entries.append({**entry, "sessionId": new.id})
             new.path.write_text("".join(json.dumps(e) + "\n" for e in new.entries))
-            return new
-        session_id = resume or self.flags.get("session-id") or str(uuid.uuid4())
-        return Session(self.config_dir, os.getcwd(), session_id)
+            session = new
+        else:
+            session_id = resume or self.flags.get("session-id") or str(uuid.uuid4())
+            session = Session(self.config_dir, os.getcwd(), session_id)
+        if resume:
+            self.close_dangling_calls(session)
+        return session
+
+    def close_dangling_calls(self, session: Session) -> None:
+        """Answer calls the last process never answered, as Claude Code 2.1.332 does: an error
+        result saying the outcome is unknown, then a synthetic "No response requested."."""
+        last = session.entries[-1] if session.entries else None
+        calls = [b["id"] for b in _blocks(last)
+                 if b.get("type") == "tool_use"] if last and last["type"] == "assistant" else []
+        if not calls:
+            return
+        session.add("user", {"role": "user", "content": [
+            {"type": "tool_result", "content": INTERRUPTED, "is_error": True,
+             "tool_use_id": call} for call in calls]})
+        session.add("assistant", {
+            "id": str(uuid.uuid4()), "type": "message", "role": "assistant",
+            "model": "<synthetic>", "content": [{"type": "text", "text": NO_RESPONSE}],
+            "stop_reason": "stop_sequence", "usage": {"input_tokens": 0, "output_tokens": 0}})
 
     def turn(self, user: dict[str, Any]) -> None:
         if self.session is None:
@@ -164,7 +201,7 @@ class Cli:
                 return
             self.send({"type": "system", "subtype": "init", "session_id": self.session.id,
                        "uuid": str(uuid.uuid4()), "claude_code_version": VERSION,
-                       "cwd": os.getcwd(), "model": "scripted", "tools": ["Write"],
+                       "cwd": os.getcwd(), "model": "scripted", "tools": ["Read", "Write"],
                        "mcp_servers": [], "permissionMode": "default",
                        "apiKeySource": "none"})
         session = self.session
@@ -201,10 +238,12 @@ class Cli:
                    "message": message, "parent_tool_use_id": None})
 
     # ------------------------------------------------------------- tools
-    def call_tool(self, call: dict[str, Any]) -> tuple[str, bool]:
+    def call_tool(self, call: dict[str, Any]) -> tuple[str | list[dict[str, Any]], bool]:
         name = call["name"]
         if name == "Write":
-            return self.write(call["input"]), False
+            return self.write(call["input"])
+        if name == "Read":
+            return self.read(call["input"])
         if name.startswith("mcp__"):
             _, server, tool = name.split("__", 2)
             if server not in self.mcp_ready:
@@ -217,8 +256,9 @@ class Cli:
             if "error" in answer:
                 return answer["error"].get("message", "tool failed"), True
             result = answer.get("result", {})
-            text = "".join(c.get("text", "") for c in result.get("content", []))
-            return text, bool(result.get("isError"))
+            blocks = [{"type": "text", "text": c.get("text", "")}
+                      for c in result.get("content", []) if c.get("type") == "text"]
+            return blocks, bool(result.get("isError"))  # kept as blocks, as Claude Code does
         return f"No such tool available: {name}", True
 
     def mcp(self, server: str, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -230,8 +270,18 @@ class Cli:
                               "message": message})
         return reply.get("mcp_response", {})
 
-    def write(self, args: dict[str, Any]) -> str:
+    def read(self, args: dict[str, Any]) -> tuple[str, bool]:
         path = Path(args["file_path"])
+        if not path.exists():
+            return f"File does not exist: {path}", True
+        self.read_files.add(str(path))
+        lines = path.read_text().splitlines()
+        return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=1)), False
+
+    def write(self, args: dict[str, Any]) -> tuple[str, bool]:
+        path = Path(args["file_path"])
+        if path.exists() and str(path) not in self.read_files:  # as Claude Code's Write
+            return "File has not been read yet. Read it first before writing to it.", True
         if self.checkpointing:
             saved = self.backups.setdefault(self.user_uuid, {})
             if str(path) not in saved:
@@ -239,7 +289,7 @@ class Cli:
             self._save_backups()
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(args["content"])
-        return f"File written: {path}"
+        return f"File written: {path}", False
 
     def rewind(self, user_message_id: str) -> None:
         if not self.checkpointing:
