@@ -59,6 +59,7 @@ def preload() -> None:
 
 __all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "MARTA_SCRIPT", "TRIP", "Airline",
            "ConversationScriptedModel", "Flight", "SessionRun", "TravelWorld", "book_naive",
-           "book_once", "cancelled_calls", "claude_program", "checkpointer", "config", "describe", "fake_cli", "find_cli",
-           "flight_tools", "in_own_thread", "marta_agent", "marta_model", "options", "preload",
-           "run_booking", "run_session", "transcript", "travel_server", "write_then_rewind"]
+           "book_once", "cancelled_calls", "checkpointer", "claude_program", "config",
+           "describe", "fake_cli", "find_cli", "flight_tools", "in_own_thread", "marta_agent",
+           "marta_model", "options", "preload", "run_booking", "run_session", "transcript",
+           "travel_server", "write_then_rewind"]
