@@ -129,8 +129,8 @@ def compounding_figure(p: float, n: int, simulated: bool | Sequence[tuple[int, f
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("steps in the run (k)")
     ax.set_ylabel("runs that succeed")
-    ax.set_title(f"Each step succeeds {p * 100:.3g}% of the time; all k steps succeed p$^k$",
-                 fontsize=10.5, loc="left")
+    ax.set_title(f"Each step succeeds {p * 100:.3g}% of the time; "
+                 "all k succeed with probability p$^k$", fontsize=10.5, loc="left")
     ax.grid(alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
     legend = ax.legend(loc="best", fontsize=8.5, framealpha=0.9, edgecolor="#dddddd")
