@@ -27,6 +27,8 @@ help:
 	@echo "make grade WEEK=5 [STUDENT=id]   grade submitted/*/week5/ in parallel (instructors: docs/instructors.md)"
 	@echo "make roster FILE=students.csv    the class list into the gradebook (instructors)"
 	@echo "make due WEEK=5 DUE='2026-12-10 17:00 UTC'   a week's due date (instructors)"
+	@echo "make site       the course as a website, with the notebooks' real outputs and no answers:"
+	@echo "                website/_build/html/index.html (weeks whose notebooks did not change are not run again)"
 
 setup: $(STAMP)
 
@@ -45,6 +47,21 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 		--disable-pip-version-check -c constraints.txt -e '.[$(EXTRAS)]'
 	$(BIN)/python -W ignore::RuntimeWarning -m course.base.lazy_rfc3987 install-pth
 	@touch $(STAMP)
+
+# `make site`: the course as a static website (website/build.py says how: each week's solution
+# run headless, its outputs on the release's cells, Sphinx + MyST-NB, then the leak search).
+# Its tools are the `site` extra, installed here on first use rather than by `make setup`:
+# a learner who never builds the site does not download them.
+SITE_STAMP := $(VENV)/.installed-site
+.PHONY: site site-deps
+site-deps: $(SITE_STAMP)
+$(SITE_STAMP): $(STAMP)
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet \
+		--disable-pip-version-check -c constraints.txt -e '.[$(EXTRAS),site]'
+	@touch $(SITE_STAMP)
+site: setup site-deps
+	$(BIN)/python -m website.build
+test-all: site-deps
 
 # `make lab` opens week WEEK's notebook (default: the first week's) as a learner: nbgrader's
 # Validate and Assignments, not its instructor tools. ROLE=instructor adds the Formgrader and

@@ -1,0 +1,1 @@
+"""The course as a static website: ``make site`` (:mod:`website.build`)."""
