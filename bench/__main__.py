@@ -23,7 +23,8 @@ from pathlib import Path
 
 from bench.common import Comparison
 
-BENCHMARKS = ("fork_vs_fresh", "guard_cost", "notebooks", "fuzz_rate", "grading", "learner")
+BENCHMARKS = ("fork_vs_fresh", "guard_cost", "notebooks", "fuzz_rate", "grading", "learner",
+              "site")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 

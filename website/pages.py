@@ -66,10 +66,23 @@ def week_page(number: int, release: nbformat.NotebookNode, executed: nbformat.No
     page.metadata.pop("widgets", None)
     page.metadata["language_info"] = executed.metadata.get("language_info",
                                                            {"name": "python"})
+    for cell in page.cells[1:]:  # one title per page: a later "# Graded exercises" would
+        if cell.cell_type == "markdown":  # be a page of its own in the sidebar
+            cell.source = _demote_titles(cell.source)
     box = nbformat.v4.new_markdown_cell(RUN_IT.format(n=number))
     box["id"] = f"site-run-week{number}"  # fixed: the same page is the same file
     page.cells.insert(1 if page.cells and page.cells[0].source.startswith("# ") else 0, box)
     return page, notes
+
+
+def _demote_titles(markdown: str) -> str:
+    """``# Title`` lines become ``## Title``, outside fenced code."""
+    lines, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        lines.append("#" + line if not fenced and line.startswith("# ") else line)
+    return "\n".join(lines)
 
 
 def _shown(output: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
