@@ -151,6 +151,7 @@ def build(out: Path = OUT, work: Path = WORK, runs: Path | None = None, repo: Pa
                                            "week*/week*.ipynb", "docs/*.md", "README.md")
             for p in sorted(repo.glob(pattern))), str(committed).encode())
         secrets = None
+        changed = False  # any page rewritten: every page's sidebar may have changed
         ran = []
         new_state = {}
         for number in numbers:
@@ -167,13 +168,14 @@ def build(out: Path = OUT, work: Path = WORK, runs: Path | None = None, repo: Pa
             text, notes = _week_page_text(number, sources, executed_path, secrets)
             for note in notes:
                 say(note)
-            write_if_changed(page_path, text)
+            changed |= write_if_changed(page_path, text)
         home_key = digest(shared_key.encode(), str(numbers).encode())
         new_state["home"] = home_key
         if state.get("home") != home_key or not (src / "index.md").is_file():
-            _write_fixed_pages(src, repo, numbers)
+            changed |= _write_fixed_pages(src, repo, numbers)
         for stale in set(p.stem for p in src.glob("week*.ipynb")) - {f"week{n}" for n in numbers}:
             (src / f"{stale}.ipynb").unlink()
+            changed = True
         write_if_changed(state_path, json.dumps(new_state, indent=1))
     finally:
         sources.close()
@@ -181,7 +183,10 @@ def build(out: Path = OUT, work: Path = WORK, runs: Path | None = None, repo: Pa
     from sphinx.cmd.build import build_main
 
     say(f"sphinx: {src} -> {out}")
-    status = build_main(["-b", "html", "-q", "-d", str(doctrees), str(src), str(out)])
+    # Sphinx reads only the changed pages, but would rewrite only those too: the others'
+    # sidebars (Furo's: every page's title) would be stale. -a writes every page then.
+    status = build_main(["-b", "html", "-q", *(["-a"] if changed else []), "-d", str(doctrees),
+                         str(src), str(out)])
     if status != 0:
         raise SiteError(f"Sphinx failed (exit {status}); its messages are above")
 
@@ -230,17 +235,18 @@ def _week_page_text(number: int, sources: Sources, executed_path: Path, secrets)
     return nbformat.writes(page), notes
 
 
-def _write_fixed_pages(src: Path, repo: Path, numbers: list[int]) -> None:
+def _write_fixed_pages(src: Path, repo: Path, numbers: list[int]) -> bool:
     from course.grading.declaration import weeks_table
     from website.pages import home_page, instructors_page
 
     readme = (repo / "README.md").read_text()
-    write_if_changed(src / "index.md", home_page(readme, weeks_table(repo), numbers))
-    write_if_changed(src / "instructors.md",
-                     instructors_page((repo / "docs" / "instructors.md").read_text()))
-    write_if_changed(src / "conf.py", (HERE / "conf.py").read_text())
+    changed = write_if_changed(src / "index.md", home_page(readme, weeks_table(repo), numbers))
+    changed |= write_if_changed(src / "instructors.md", instructors_page(
+        (repo / "docs" / "instructors.md").read_text()))
+    changed |= write_if_changed(src / "conf.py", (HERE / "conf.py").read_text())
     for static in sorted((HERE / "static").glob("*")):
-        write_if_changed(src / "_static" / static.name, static.read_text())
+        changed |= write_if_changed(src / "_static" / static.name, static.read_text())
+    return changed
 
 
 def main(argv: list[str] | None = None) -> int:
