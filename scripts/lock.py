@@ -7,7 +7,8 @@ on some machines sees packages (or versions) a normal user's pip cannot; a lock 
 as root once pinned one, and ``make setup`` failed for every student. Resolving as
 the student makes that impossible by construction.
 
-Usage: ``python scripts/lock.py [--extras postgres,agents,browser,hub] [--out constraints.txt]``
+Usage: ``python scripts/lock.py [--extras postgres,agents,browser,hub,site]
+[--out constraints.txt]``
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def pinned_pip(constraints: Path) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make lock", description=__doc__.splitlines()[0])
-    parser.add_argument("--extras", default="postgres,agents,browser,hub")
+    parser.add_argument("--extras", default="postgres,agents,browser,hub,site")
     parser.add_argument("--out", type=Path, default=REPO / "constraints.txt")
     args = parser.parse_args(argv)
 
