@@ -4,7 +4,8 @@ Promises:
 - :class:`HistoryBrowser` shows a slider (one position per checkpoint, oldest
   on the left) and, for the chosen checkpoint, its step, its source, the node
   whose writes it saved, what would run next, and its values. The input checkpoint
-  (step -1) has no values yet: its row's ``input`` is the input the run was given,
+  (step -1) holds none of the run's values yet (only the state's empty defaults, such as
+  ``log: []``): its row's ``input`` is the input the run was given,
   saved beside it as the input's write record, and the browser shows it.
 - The same data is plain Python: ``browser.rows`` (oldest first, from
   :func:`course.cloudwave.checkpoints.history_rows`, plus ``input``: the input

@@ -1,8 +1,9 @@
 def checkpoint_before(graph, config, node):
-    """The config of the newest checkpoint whose next node is `node` (or None)."""
-    ### BEGIN SOLUTION
-    for snapshot in graph.get_state_history(config):
+    """The config of the newest checkpoint on the current branch with `node` next (or None)."""
+    snapshot = graph.get_state(config)
+    while True:
         if snapshot.values.get("log", [])[-1:] == [node]:
             return snapshot.config
-    return None
-    ### END SOLUTION
+        if snapshot.parent_config is None:
+            return None
+        snapshot = graph.get_state(snapshot.parent_config)

@@ -1,5 +1,6 @@
 def checkpoint_before(graph, config, node):
-    """The config of the newest checkpoint whose next node is `node` (or None)."""
-    ### BEGIN SOLUTION
-    return next(s.config for s in graph.get_state_history(config) if s.next == (node,))
-    ### END SOLUTION
+    """The config of the newest checkpoint on the current branch with `node` next (or None)."""
+    snapshot = graph.get_state(config)
+    while node not in snapshot.next:
+        snapshot = graph.get_state(snapshot.parent_config)
+    return snapshot.config
