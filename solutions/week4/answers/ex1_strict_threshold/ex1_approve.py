@@ -5,6 +5,8 @@ def approve(state, world):
         decision = {"approved": True, "reason": "under the approval threshold"}
         return {"approved": True, "decision": decision, "log": ["approve"]}
     answer = interrupt(approval_request(state))
-    decision = {"approved": bool(answer["approved"]), "reason": answer.get("reason", "")}
+    said = answer if isinstance(answer, dict) else {}
+    decision = {"approved": said.get("approved") is True,
+                "reason": str(said.get("reason") or "no clear yes")}
     return {"approved": decision["approved"], "decision": decision, "log": ["approve"]}
     ### END SOLUTION
