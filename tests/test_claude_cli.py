@@ -266,10 +266,12 @@ def test_the_api_reads_the_conversation_not_a_counter():
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0",
                                               "content": "[]"}]}]
     assert next_step(MARTA_SCRIPT, searched) == MARTA_SCRIPT[1]
-    # the call whose result never came (or came as an error) is made again
+    # the call whose result never came (answered "interrupted" on resume) is made again
     interrupted = [*searched, {"role": "assistant", "content": [call]},
                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
-                                                 "content": "interrupted", "is_error": True}]}]
+                                                 "content": "interrupted", "is_error": True}]},
+                   {"role": "assistant", "content": [{"type": "text", "text": "No response"}]},
+                   {"role": "user", "content": CONTINUE}]
     assert answered_tools(interrupted) == ["mcp__travel__search_flights"]
     assert next_step(MARTA_SCRIPT, interrupted) == MARTA_SCRIPT[1]
     booked = [*searched, {"role": "assistant", "content": [call]},
@@ -302,3 +304,36 @@ def test_sse_events_stream_text_then_stop():
     assert ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                     "delta": {"type": "text_delta", "text": "Done."}}) in events
     assert events[-2][1]["delta"]["stop_reason"] == "end_turn"
+
+
+def test_the_api_tries_a_failing_tool_once_per_prompt():
+    """A tool that keeps failing (a guard that only raises) is not called forever."""
+    call = {"type": "tool_use", "id": "t1", "name": "mcp__travel__book_flight", "input": {}}
+    failed = [{"role": "user", "content": "Book"},
+              {"role": "assistant", "content": [{**call, "id": "t0",
+                                                 "name": "mcp__travel__search_flights"}]},
+              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0",
+                                            "content": "[]"}]},
+              {"role": "assistant", "content": [call]},
+              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                            "content": "in flight", "is_error": True}]}]
+    assert next_step(MARTA_SCRIPT, failed) == MARTA_SCRIPT[2]
+    again = [*failed, {"role": "assistant", "content": [{"type": "text", "text": "sorry"}]},
+             {"role": "user", "content": [{"type": "text", "text": "Continue"}]}]
+    assert next_step(MARTA_SCRIPT, again) == MARTA_SCRIPT[1]
+
+
+def test_a_tool_that_always_fails_ends_the_session_on_both_clis(claude_cli, tmp_path):
+    from course.durable import NeedsReconcile
+
+    def always_in_flight(world, trip_id, flight_id):
+        raise NeedsReconcile("book_flight", "k")
+
+    for cli in (claude_cli, STAND_IN):
+        world_dir = tmp_path / ("real" if cli.real else "stand-in")
+        run = run_session(world_dir, book=always_in_flight, cli=cli)
+        log = read_log(world_dir / API_LOG)
+        assert run.result == "Marta is booked on VY1042 to Barcelona.", run
+        assert [t for _, t in transcript(world_dir, run.session_id)].count(
+            "call book_flight") == 1
+        assert len(log) == (3 if cli.real else 0)

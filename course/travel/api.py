@@ -14,10 +14,12 @@ The "model" plays a script, the same steps as the course's stand-in CLI:
 ``{"tool": name, "input": {...}}`` and a final ``{"text": ...}``. Like the course's other
 scripted models it reads the conversation it is sent, not a counter (a counter dies with
 the process): it replies with the first scripted tool that has no successful
-``tool_result`` in the conversation yet. So a tool that already answered is not called
-again, and one whose call never got an answer (the process died) is called again, by a
-new server in a new process just as by the old one. When every tool has answered it
-sends the final text.
+``tool_result`` in the conversation yet and was not already called since the last prompt.
+So a tool that already answered is not called again, one whose call never got an answer
+(the process died) is called again after the next prompt, by a new server in a new process
+just as by the old one, and a tool that keeps failing is tried once per prompt (the CLI
+sets no turn limit of its own: without that rule a failing tool is called forever). Then
+it sends the final text. The course's stand-in CLI plays its script by the same rules.
 
 Every request is logged (:attr:`ScriptedAPI.requests`, and one JSON line per request in
 ``log`` when given): the path, the model asked for, how many messages and of which roles,
@@ -56,10 +58,29 @@ def answered_tools(messages: list[dict[str, Any]]) -> list[str]:
 def next_step(script: list[Step], messages: list[dict[str, Any]]) -> Step:
     """The reply ``script`` gives to this conversation (see the module docstring)."""
     done = answered_tools(messages)
+    tried = called_since_prompt(messages)
     for step in script:
-        if "tool" in step and step["tool"] not in done:
+        if "tool" in step and step["tool"] not in done and step["tool"] not in tried:
             return step
     return next((step for step in script if "text" in step), {"text": "Done."})
+
+
+def called_since_prompt(messages: list[dict[str, Any]]) -> set[str]:
+    """Tools called since the last prompt (a user message that is not only tool results):
+    a tool that failed in this turn is not called again until the next prompt."""
+    start = 0
+    for index, message in enumerate(messages):
+        if message.get("role") == "user" and not _only_results(message):
+            start = index
+    return {block.get("name", "") for message in messages[start:]
+            if message.get("role") == "assistant"
+            for block in _blocks(message) if block.get("type") == "tool_use"}
+
+
+def _only_results(message: dict[str, Any]) -> bool:
+    blocks = _blocks(message)
+    return (not isinstance(message.get("content"), str) and bool(blocks)
+            and all(b.get("type") == "tool_result" for b in blocks))
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:

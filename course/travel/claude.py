@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import stat
 import sys
 import threading
@@ -59,6 +60,7 @@ API_LOG = "api-requests.jsonl"   # every request the scripted model got, one JSO
 PIDS = "claude-pids"             # the pid of every CLI started for this desk, one a line
 OFFLINE_KEY = "sk-ant-course-offline-not-a-key"
 CALL_ON_DISK_S = 10.0            # how long book_flight waits for its call to be on disk
+MAX_TURNS = 12                   # a model that loops ends with an error, not never
 MARTA_SCRIPT = [SEARCH, BOOK, {"text": "Marta is booked on VY1042 to Barcelona."}]
 
 
@@ -174,7 +176,7 @@ def options(world: TravelWorld, *, book: Book = book_once, trip_id: str = TRIP,
         mcp_servers={SERVER: travel_server(world, trip_id, book, before_booking)},
         allowed_tools=[f"mcp__{SERVER}__search_flights", f"mcp__{SERVER}__book_flight",
                        "Read", "Write"],
-        resume=resume, fork_session=fork_session, session_id=session_id,
+        resume=resume, fork_session=fork_session, session_id=session_id, max_turns=MAX_TURNS,
         enable_file_checkpointing=file_checkpointing, extra_args=extra, env=env)
 
 
@@ -210,6 +212,37 @@ def wait_for_call_on_disk(config: Path, session: dict[str, str | None], already:
             return True
         time.sleep(0.01)
     return False
+
+
+def _pids(world_dir: str | Path) -> list[int]:
+    try:
+        return [int(p) for p in (Path(world_dir) / PIDS).read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def stop_leftover_clis(world_dir: str | Path, started_after: int,
+                       grace_s: float = 2.0) -> list[int]:
+    """SIGKILL the CLIs this desk started (pids past the first ``started_after``) that still
+    run after ``grace_s``: a session that ended with the SDK's ``ResultError`` may leave its
+    CLI waiting on an open stdin, and a kernel would then wait for it when it stops."""
+    leftover = [pid for pid in _pids(world_dir)[started_after:] if _running(pid)]
+    deadline = time.monotonic() + grace_s
+    while leftover and time.monotonic() < deadline:
+        time.sleep(0.05)
+        leftover = [pid for pid in leftover if _running(pid)]
+    for pid in leftover:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return leftover
 
 
 def scripted_api(world_dir: str | Path, script: list[dict[str, Any]] | None,
@@ -248,6 +281,7 @@ def run_session(world_dir: str | Path, prompt: str = ASK, *, book: Book = book_o
         world = TravelWorld(world_dir)
         api = scripted_api(world_dir, None, cli)
         run = SessionRun(cli=cli.label)
+        started = len(_pids(world_dir))
         try:
             opts = options(world, book=book, trip_id=trip_id, resume=resume,
                            fork_session=fork_session, session_id=session_id, cli=cli,
@@ -268,6 +302,7 @@ def run_session(world_dir: str | Path, prompt: str = ASK, *, book: Book = book_o
             world.close()
             if api is not None:
                 api.close()
+            stop_leftover_clis(world_dir, started)
         return run
 
     return in_own_thread(go)
@@ -329,6 +364,7 @@ def write_then_rewind(world_dir: str | Path, path: str | Path, content: str,
         world = TravelWorld(world_dir)
         api = scripted_api(world_dir, script, cli)
         out: dict[str, Any] = {"cli": cli.label}
+        started = len(_pids(world_dir))
         try:
             opts = options(world, script=script, file_checkpointing=True, cli=cli,
                            api_url=api.base_url if api else None)
@@ -355,6 +391,7 @@ def write_then_rewind(world_dir: str | Path, path: str | Path, content: str,
             world.close()
             if api is not None:
                 api.close()
+            stop_leftover_clis(world_dir, started)
         return out
 
     return in_own_thread(go)
