@@ -44,6 +44,7 @@ NOT_SHOWN = {
     "transcript lines": "the real CLI also writes bookkeeping lines (queue-operation, "
                         "attachment, api-request, last-prompt, ...); get_session_messages, and "
                         "so transcript(), reads only the conversation's messages on both",
+    "Read": "the stand-in's Read is a plain read; the lesson's scripts do not use it",
     "what reaches the model": "the real CLI sends a system prompt, 20-odd tools and "
                               "reminders in its requests; the stand-in has no requests",
 }

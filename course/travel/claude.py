@@ -345,18 +345,16 @@ def _summary(message: Any) -> str:
 
 def write_then_rewind(world_dir: str | Path, path: str | Path, content: str,
                       *, rewind: bool = True, cli: Cli | None = None) -> dict[str, Any]:
-    """A client session with file checkpointing: book, read and overwrite ``path``, rewind.
+    """A client session with file checkpointing: book, overwrite ``path``, then rewind.
 
     Returns which CLI ran, the file's text after the agent wrote it and after
     ``rewind_files``, the number of bookings, and the session's conversation length before
-    and after the rewind (file rewind leaves the conversation alone). The script reads the
-    file before writing it: Claude Code's ``Write`` refuses to overwrite a file the session
-    has not read.
+    and after the rewind (file rewind leaves the conversation alone).
     """
     from claude_agent_sdk import ClaudeSDKClient, ResultMessage, SystemMessage, UserMessage
 
     cli = cli or find()
-    script = [SEARCH, BOOK, {"tool": "Read", "input": {"file_path": str(path)}},
+    script = [SEARCH, BOOK,
               {"tool": "Write", "input": {"file_path": str(path), "content": content}},
               {"text": "Itinerary written."}]
 

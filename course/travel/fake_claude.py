@@ -19,8 +19,8 @@ options. Only the model is scripted. What it honours:
   of a session that does not exist ends with an error result and exit code 1.
 - The "model" plays the JSON list in ``$FAKE_CLAUDE_SCRIPT``: steps
   ``{"tool": name, "input": {...}}`` (an ``mcp__server__tool`` is called through
-  the SDK; ``Read`` reads and ``Write`` writes ``input.file_path``, refusing, as Claude
-  Code does, to overwrite a file the session has not read) and ends with ``{"text": ...}``.
+  the SDK; ``Read`` reads and ``Write`` writes ``input.file_path``) and ends with
+  ``{"text": ...}``.
   Like a real model it reads the conversation: a tool that already answered
   successfully is not called again; one whose call never got an answer is.
 - File checkpointing (``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true``): before a
@@ -92,7 +92,6 @@ class Cli:
         self.pending: list[dict[str, Any]] = []
         self.mcp_ready: set[str] = set()
         self.counter = 0
-        self.read_files: set[str] = set()
         self.backups: dict[str, dict[str, str | None]] = {}  # user uuid -> {path: old text}
         self.user_uuid = ""
 
@@ -274,14 +273,11 @@ class Cli:
         path = Path(args["file_path"])
         if not path.exists():
             return f"File does not exist: {path}", True
-        self.read_files.add(str(path))
         lines = path.read_text().splitlines()
         return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=1)), False
 
     def write(self, args: dict[str, Any]) -> tuple[str, bool]:
         path = Path(args["file_path"])
-        if path.exists() and str(path) not in self.read_files:  # as Claude Code's Write
-            return "File has not been read yet. Read it first before writing to it.", True
         if self.checkpointing:
             saved = self.backups.setdefault(self.user_uuid, {})
             if str(path) not in saved:
