@@ -70,8 +70,8 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_crash_harness.py",)),
     Mutant("harness-timer-never-kills", "the harness's timer never sends the SIGKILL",
            "course/crash/harness.py",
-           "                signal.pidfd_send_signal(fd, signal.SIGKILL)\n",
-           "                pass\n", ("tests/test_crash_harness.py",)),
+           "            os.kill(pid, signal.SIGKILL)\n",
+           "            pass\n", ("tests/test_crash_harness.py",)),
     Mutant("guard-intent-after-effect", "the guard fires the effect, then records the intent",
            "course/durable/guard.py",
            "        try:  # durable before the effect\n"
@@ -79,6 +79,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "        except RecordExists as race:  # another process recorded it first\n"
            "            record = race.existing\n"
            "        else:\n"
+           "            crashpoints.intent_recorded()  # a mark for the fuzzer\n"
            "            try:\n"
            "                result = fn(**args, idem_key=key)\n",
            "        result = fn(**args, idem_key=key)\n"

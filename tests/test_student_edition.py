@@ -46,12 +46,13 @@ def test_the_search_finds_a_solution_planted_in_a_folder(tmp_path):
 
 
 def test_the_search_finds_a_weeks_declared_secret_in_that_weeks_folder_only(tmp_path):
-    """solutions/week1/week.toml names "cus_marta" (the prediction's answer) a secret: in a
-    week1/ folder it is a leak; in the package, which uses the name, it is not."""
+    """solutions/week1/week.toml names the prediction's line ``"customer_id": "cus_marta"``
+    a secret: in a week1/ folder it is a leak; in the package, which may hold the same
+    text, it is not."""
     for folder in ("week1", "course"):
         (tmp_path / folder).mkdir()
-        (tmp_path / folder / "notes.py").write_text("PREDICTION = {'customer_id': 'cus_marta'}\n")
-    assert leaks(tmp_path) == ["week1/notes.py: the secret 'cus_marta'"]
+        (tmp_path / folder / "notes.py").write_text('PREDICTION = {"customer_id": "cus_marta"}\n')
+    assert leaks(tmp_path) == ["week1/notes.py: the secret '\"customer_id\": \"cus_marta\"'"]
 
 
 def test_it_refuses_a_folder_that_is_not_empty_and_writes_nothing(tmp_path):

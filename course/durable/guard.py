@@ -127,7 +127,7 @@ def guarded(
         except RecordExists as race:  # another process recorded it first
             record = race.existing
         else:
-            crashpoints.intent_recorded()  # a trace mark for the fuzzer, not a crash point
+            crashpoints.intent_recorded()  # a mark for the fuzzer
             try:
                 result = fn(**args, idem_key=key)
             except Exception as error:
