@@ -132,6 +132,12 @@ def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
     (wrong / "ex1_double.py").write_text("def double(x):\n    return abs(2 * x)\n")
     (wrong / "answer.toml").write_text('why = "a sign lost"\nexercise = 1\n'
                                        'fails = ["ex1_hidden"]\n')
+    common = week / "answers" / "ex1_adds"  # the most common mistake fails a visible test
+    common.mkdir(parents=True)
+    (common / "ex1_double.py").write_text("def double(x):\n    return x + 1\n")
+    (common / "answer.toml").write_text('why = "adds one"\nexercise = 1\n'
+                                        'fails = ["ex1_visible", "ex1_hidden"]\n'
+                                        'common = true\n')
     (course / "tests" / "test_week8.py").write_text(guide_test_module())
     said = run(steps[2][0])
     assert re.search(r"\b1[0-9] passed\b", said) and "skipped" not in said, said
