@@ -34,6 +34,7 @@ _LAZY = {
     "claude": ("MARTA_SCRIPT", "SessionRun", "claude_program", "fake_cli", "in_own_thread",
                "options", "run_session", "transcript", "travel_server", "write_then_rewind"),
     "cli": ("find_cli",),
+    "api": ("ScriptedAPI", "read_log"),
     "deep": ("ASK", "CONTINUE", "cancelled_calls", "checkpointer", "config", "flight_tools",
              "marta_agent", "run_booking"),
     "model": ("ConversationScriptedModel", "marta_model"),
@@ -58,8 +59,8 @@ def preload() -> None:
 
 
 __all__ = ["ASK", "CONTINUE", "FLIGHTS", "MARTA", "MARTA_SCRIPT", "TRIP", "Airline",
-           "ConversationScriptedModel", "Flight", "SessionRun", "TravelWorld", "book_naive",
-           "book_once", "cancelled_calls", "checkpointer", "claude_program", "config",
-           "describe", "fake_cli", "find_cli", "flight_tools", "in_own_thread", "marta_agent",
-           "marta_model", "options", "preload", "run_booking", "run_session", "transcript",
-           "travel_server", "write_then_rewind"]
+           "ConversationScriptedModel", "Flight", "ScriptedAPI", "SessionRun", "TravelWorld",
+           "book_naive", "book_once", "cancelled_calls", "checkpointer", "claude_program",
+           "config", "describe", "fake_cli", "find_cli", "flight_tools", "in_own_thread",
+           "marta_agent", "marta_model", "options", "preload", "read_log", "run_booking",
+           "run_session", "transcript", "travel_server", "write_then_rewind"]
