@@ -27,7 +27,16 @@ from course.classroom.lab import (
     week_notebook,
 )
 
-NBGRADER_LAB = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader"
+
+def nbgrader_lab() -> Path:
+    """nbgrader's JupyterLab extension, where Jupyter looks for it (``JUPYTER_PATH`` first:
+    a student account's run reads this virtualenv's packages in place)."""
+    from jupyter_core.paths import jupyter_path
+
+    found = [Path(p) / "@jupyter" / "nbgrader" for p in jupyter_path("labextensions")]
+    return next((f for f in found if f.is_dir()),
+                Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader")
+
 INSTRUCTOR_PLUGINS = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
                       "@jupyter/nbgrader:create-assignment"}
 INSTRUCTOR_SERVER = {"nbgrader.server_extensions.formgrader",
@@ -88,7 +97,8 @@ def test_each_role_puts_its_own_settings_first_and_keeps_the_callers():
 
 def test_the_learners_settings_name_nbgraders_real_plugins_and_extensions():
     """Disabling a plugin id nbgrader does not have would silently do nothing."""
-    bundle = "".join(p.read_text(errors="replace") for p in NBGRADER_LAB.glob("static/*.js"))
+    bundle = "".join(p.read_text(errors="replace") for p in nbgrader_lab().glob("static/*.js"))
+    assert bundle, f"no nbgrader JupyterLab bundle in {nbgrader_lab()}"
     assert all(f'id:"{plugin}"' in bundle or f'"{plugin}"' in bundle
                for plugin in INSTRUCTOR_PLUGINS), "nbgrader renamed a JupyterLab plugin"
     learner = settings_folder("learner")
