@@ -28,14 +28,24 @@ from course.classroom.lab import (
 )
 
 
+def nbgrader_prefix() -> Path:
+    """The environment nbgrader is installed in (``<prefix>/lib/pythonX.Y/site-packages/
+    nbgrader``): ``sys.prefix`` is another one in a student account's run, which reads this
+    virtualenv's packages in place."""
+    import nbgrader
+
+    return Path(nbgrader.__file__).resolve().parents[4]
+
+
 def nbgrader_lab() -> Path:
-    """nbgrader's JupyterLab extension, where Jupyter looks for it (``JUPYTER_PATH`` first:
-    a student account's run reads this virtualenv's packages in place)."""
+    """nbgrader's JupyterLab extension, where Jupyter looks for it (``JUPYTER_PATH`` first),
+    else in nbgrader's own environment."""
     from jupyter_core.paths import jupyter_path
 
     found = [Path(p) / "@jupyter" / "nbgrader" for p in jupyter_path("labextensions")]
     return next((f for f in found if f.is_dir()),
-                Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader")
+                nbgrader_prefix() / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader")
+
 
 INSTRUCTOR_PLUGINS = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
                       "@jupyter/nbgrader:create-assignment"}
@@ -106,7 +116,7 @@ def test_the_learners_settings_name_nbgraders_real_plugins_and_extensions():
     assert set(page["disabledExtensions"]) == INSTRUCTOR_PLUGINS
     server = json.loads((learner / "jupyter_server_config.json").read_text())
     assert server["ServerApp"]["jpserver_extensions"] == dict.fromkeys(INSTRUCTOR_SERVER, False)
-    installed = json.loads((Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d"
+    installed = json.loads((nbgrader_prefix() / "etc" / "jupyter" / "jupyter_server_config.d"
                             / "nbgrader.json").read_text())["ServerApp"]["jpserver_extensions"]
     assert set(installed) > INSTRUCTOR_SERVER
     assert not (settings_folder("instructor") / "labconfig" / "page_config.json").exists()
