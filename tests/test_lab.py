@@ -184,6 +184,7 @@ def _status(server, path: str) -> int:
         return error.code
 
 
+@pytest.mark.slow  # a real JupyterLab per role (the browser checks the same pages too)
 def test_the_running_lab_has_its_roles_tools_and_no_news_question(running):
     role, server = running
     assert "Opening week5/week5.ipynb in JupyterLab" in server.log_tail()
