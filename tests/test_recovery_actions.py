@@ -63,6 +63,20 @@ def test_branching_leaves_the_original_history_as_it_was(tmp_path):
     world.close()
 
 
+def test_checkpoint_before_searches_the_current_branch_only(tmp_path):
+    world = World(tmp_path)
+    graph = keyed_graph(world, InMemorySaver())
+    graph.invoke({"thread_id": THREAD, "message": "Ada (ada@example.com): pay inv_9"}, CONFIG,
+                 durability="sync")
+    old_email = checkpoint_before(graph, CONFIG, "email")
+    fork = branch(graph, checkpoint_before(graph, CONFIG, "charge"), {})  # not continued
+    assert checkpoint_before(graph, CONFIG, "charge") == fork  # the fork is the branch's head
+    with pytest.raises(ValueError, match="just before 'email'"):  # only the old branch has one
+        checkpoint_before(graph, CONFIG, "email")
+    assert checkpoint_before(graph, old_email, "email") == old_email  # asked from the old branch
+    world.close()
+
+
 def test_a_step_budget_spent_is_abandoned_with_the_customer_told(tmp_path):
     world = World(tmp_path)
     saver = InMemorySaver()

@@ -75,10 +75,17 @@ def history(graph: Any, config: dict[str, Any]) -> list[tuple[str, tuple[str, ..
 
 
 def checkpoint_before(graph: Any, config: dict[str, Any], node: str) -> dict[str, Any]:
-    """The config of the latest checkpoint where ``node`` was about to run."""
-    for snapshot in graph.get_state_history(config):
+    """The config of the newest checkpoint on the thread's current branch where ``node``
+    was about to run: from ``config``'s checkpoint back through its parents, so a fork's
+    abandoned branch is never returned (``get_state_history`` lists every branch).
+
+    Raises ``ValueError`` when no checkpoint of that branch has ``node`` next."""
+    snapshot = graph.get_state(config)
+    while snapshot is not None and snapshot.config is not None:
         if node in snapshot.next:
             return snapshot.config
+        parent = snapshot.parent_config
+        snapshot = graph.get_state(parent) if parent is not None else None
     raise ValueError(f"no checkpoint of thread {config['configurable']['thread_id']!r} "
                      f"is just before {node!r}")
 
