@@ -8,5 +8,5 @@ def book_marta_once(world, trip_id, flight_id):
         return world.airline.book(customer_id=customer_id, flight_id=flight_id,
                                   idempotency_key=idem_key)
 
-    return guarded(trip_id, "book_flight", fire,
+    return guarded(trip_id, f"book_flight:{flight_id}", fire,
                    {"customer_id": "cus_marta", "flight_id": flight_id}, store=world.records)

@@ -10,8 +10,8 @@ def book_marta_once(world, trip_id, flight_id):
 
     args = {"customer_id": "cus_marta", "flight_id": flight_id}
     try:
-        return guarded(trip_id, "book_flight", fire, args, store=world.records)
+        return guarded(trip_id, f"book_flight:{flight_id}", fire, args, store=world.records)
     except NeedsReconcile:
-        reconcile(trip_id, "book_flight", store=world.records,
+        reconcile(trip_id, f"book_flight:{flight_id}", store=world.records,
                   lookup=world.airline.find_by_key)
-        return guarded(trip_id, "book_flight", fire, args, store=world.records)
+        return guarded(trip_id, f"book_flight:{flight_id}", fire, args, store=world.records)

@@ -11,7 +11,7 @@ def book_marta_once(world, trip_id, flight_id):
                                   idempotency_key=idem_key)
 
     try:
-        return guarded(trip_id, "book_flight", book, args, store=world.records)
+        return guarded(trip_id, f"book_flight:{flight_id}", book, args, store=world.records)
     except NeedsReconcile:
-        reconcile(trip_id, "book_flight", book, store=world.records)  # week 5: resend same key
-        return guarded(trip_id, "book_flight", book, args, store=world.records)
+        reconcile(trip_id, f"book_flight:{flight_id}", book, store=world.records)  # week 5: resend same key
+        return guarded(trip_id, f"book_flight:{flight_id}", book, args, store=world.records)

@@ -15,7 +15,7 @@ def book_marta_once(world, trip_id, flight_id):
 
     args = {"customer_id": "cus_marta", "flight_id": flight_id}
     try:
-        return guarded(session, "book_flight", fire, args, store=world.records)
+        return guarded(session, f"book_flight:{flight_id}", fire, args, store=world.records)
     except NeedsReconcile:
-        reconcile(session, "book_flight", fire, store=world.records)
-        return guarded(session, "book_flight", fire, args, store=world.records)
+        reconcile(session, f"book_flight:{flight_id}", fire, store=world.records)
+        return guarded(session, f"book_flight:{flight_id}", fire, args, store=world.records)

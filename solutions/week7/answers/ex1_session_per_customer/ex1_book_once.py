@@ -9,7 +9,7 @@ def book_marta_once(world, trip_id, flight_id):
 
     args = {"customer_id": "cus_marta", "flight_id": flight_id}
     try:
-        return guarded("cus_marta", "book_flight", fire, args, store=world.records)
+        return guarded("cus_marta", f"book_flight:{flight_id}", fire, args, store=world.records)
     except NeedsReconcile:  # the last process died mid-booking: same request, same key
-        reconcile("cus_marta", "book_flight", fire, store=world.records)
-        return guarded("cus_marta", "book_flight", fire, args, store=world.records)
+        reconcile("cus_marta", f"book_flight:{flight_id}", fire, store=world.records)
+        return guarded("cus_marta", f"book_flight:{flight_id}", fire, args, store=world.records)

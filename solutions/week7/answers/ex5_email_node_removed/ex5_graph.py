@@ -9,7 +9,7 @@ def my_charge(state, world):
     def capture(idem_key, **kwargs):
         return world.billing.charge(**kwargs, idempotency_key=idem_key)
 
-    return {"charge": guarded(state["thread_id"], "charge", capture, args,
+    return {"charge": guarded(state["invoice_id"], "charge", capture, args,
                               store=world.records), "log": ["charge"]}
 
 
