@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 
-from course.cloudwave.graph import build_graph, draw_ascii
+from course.cloudwave.graph import SupportState, build_graph, draw_ascii
 from course.cloudwave.nodes import parse, support_graph
 
 MESSAGES = {
@@ -42,8 +43,23 @@ def everything_that_moved(world) -> dict[str, int]:
 
 def test_draw_ascii_shows_routes_without_a_network(world):
     drawing = draw_ascii(support_graph(world))
-    assert "retrieve -?-> cancel  -?-> charge  -?-> pause  -?-> refund" in drawing
+    assert "retrieve -?-> cancel | charge | pause | refund" in drawing
     assert "email ---> END" in drawing
+    assert drawing.splitlines()[-1] == "(a | b: the route picks one)"
+
+
+def test_draw_ascii_joins_a_fan_out_and_says_it_runs_in_one_step():
+    graph = StateGraph(SupportState)
+    for name in ("parse", "refund", "review"):
+        graph.add_node(name, lambda state: {})
+    graph.add_edge(START, "parse")
+    graph.add_edge("parse", "refund")
+    graph.add_edge("parse", "review")
+    graph.add_edge("refund", END)
+    lines = [line.strip() for line in draw_ascii(graph.compile()).splitlines()]
+    assert "parse ---> refund + review" in lines
+    assert "review ---> END" in lines  # LangGraph ends a node that has no edge of its own
+    assert lines[-1] == "(a + b: both run, in the same step)"
 
 
 def test_draw_ascii_lines_up_arrows_whatever_the_longest_name(world):

@@ -117,19 +117,29 @@ def instrument(name: str, fn: Node, world: Any) -> Callable[[dict[str, Any]], di
 def draw_ascii(graph) -> str:
     """The graph as text, one line per node with where it goes next.
 
-    Works offline (``draw_mermaid_png`` calls a web service by default).
-    Conditional edges are drawn with ``-?->``.
+    Works offline (``draw_mermaid_png`` calls a web service by default). Plain edges
+    are drawn ``--->`` and conditional ones ``-?->``. Several targets of one kind are
+    joined: ``a + b`` for plain edges (both run, in the same step), ``a | b`` for a
+    route's choices (it picks one); a last line says so whenever one appears.
     """
     drawn = graph.get_graph()
-    outgoing: dict[str, list[str]] = {}
+    outgoing: dict[str, dict[str, list[str]]] = {}
     for edge in drawn.edges:
         arrow = "-?->" if edge.conditional else "--->"
-        outgoing.setdefault(edge.source, []).append(f"{arrow} {edge.target}")
+        target = edge.target.replace("__end__", "END")
+        outgoing.setdefault(edge.source, {}).setdefault(arrow, []).append(target)
     order = [n for n in drawn.nodes if n not in ("__start__", "__end__")]
     labels = {name: {"__start__": "START"}.get(name, name) for name in ["__start__", *order]}
     width = max(len(label) for label in labels.values())  # the longest name sets the column
-    lines = []
+    joins = {"--->": " + ", "-?->": " | "}
+    lines, used = [], set()
     for name, label in labels.items():
-        targets = [t.replace("__end__", "END") for t in outgoing.get(name, [])]
-        lines.append(f"{label:>{width}} " + "  ".join(targets))
+        for arrow, targets in outgoing.get(name, {}).items():
+            if len(targets) > 1:
+                used.add(arrow)
+            lines.append(f"{label:>{width}} {arrow} {joins[arrow].join(targets)}".rstrip())
+    legend = {"--->": "a + b: both run, in the same step",
+              "-?->": "a | b: the route picks one"}
+    if used:
+        lines.append("(" + "; ".join(legend[a] for a in ("--->", "-?->") if a in used) + ")")
     return "\n".join(lines)

@@ -31,7 +31,7 @@ _INTENTS = (("refund", "refund"), ("pause", "pause"), ("cancel", "cancel"), ("pa
 def parse(state: dict[str, Any], world: Any) -> dict[str, Any]:
     """Pull the intent and the invoice id out of the customer's message.
 
-    Week 1's exercise 1 rules: the first of refund, pause, cancel, pay/charge that the
+    The first of refund, pause, cancel, pay/charge that the
     lowercased message contains (as a substring) gives the intent, else ``"unknown"``;
     the first ``inv_<digits>`` is the invoice (``""`` if none); ``log`` is ``["parse"]``.
     """
