@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
+import types
 from pathlib import Path
 
 import nbformat
@@ -336,9 +337,9 @@ def test_a_reference_called_under_another_name_is_seen_from_answers_only(tmp_pat
     space: dict = {}
     exec(compile(answer, filename, "exec"), space)
 
-    class Graph:
-        def get_state_history(self, config):
-            return []
+    class Graph:  # a thread with no checkpoint: checkpoint_before raises ValueError
+        def get_state(self, config):
+            return types.SimpleNamespace(config=None, next=(), parent_config=None)
 
     def call_it():
         with contextlib.suppress(ValueError):
@@ -352,6 +353,35 @@ def test_a_reference_called_under_another_name_is_seen_from_answers_only(tmp_pat
     assert seen == {"course.durable.actions.checkpoint_before"}
     with watching(["course.durable.actions.checkpoint_before"], ["something else"]) as seen:
         call_it()
+    assert seen == set()
+
+
+def test_a_reference_the_exercises_own_answer_binds_is_seen_before_any_call():
+    """An answer that imports the reference under the answer's name (or assigns it) is the
+    reference: the tests call it directly, so no answer code is ever its caller."""
+    import functools
+
+    from course.durable import actions
+    from course.grading.references import watching
+
+    ref = "course.durable.actions.checkpoint_before"
+    for own in ("from course.durable.actions import checkpoint_before as mine\n",
+                "from course.durable import actions\nmine = actions.checkpoint_before\n",
+                "import functools\nfrom course.durable.actions import checkpoint_before\n"
+                "mine = functools.wraps(checkpoint_before)(lambda *a: checkpoint_before(*a))\n"):
+        space: dict = {}
+        exec(own, space)
+        with watching([ref], [own], [own], namespace=space) as seen:
+            pass
+        assert seen == {ref}, own
+    honest = "def mine(graph, config, node):\n    return None\n"
+    space = {"mine": lambda *a: None, "helper": actions.checkpoint_before}  # not its name
+    with watching([ref], [honest], [honest], namespace=space) as seen:
+        pass
+    assert seen == set()
+    space = {"mine": functools.partial(print)}  # a callable without code
+    with watching([ref], [honest], [honest], namespace=space) as seen:
+        pass
     assert seen == set()
 
 

@@ -140,7 +140,7 @@ def install(shell: Any, name: str, secret: str) -> None:
     watch: list = []  # the delegation watch of the test cell running, if any
 
     def check(nonce: str, marker: str | None = None,
-              references: tuple[list[str], list[str]] | None = None) -> dict:
+              references: tuple[list[str], list[str], list[str]] | None = None) -> dict:
         delegated: list[str] = []
         if watch:  # the test cell is over: stop watching, before anything else runs
             block, called = watch.pop()
@@ -151,7 +151,7 @@ def install(shell: Any, name: str, secret: str) -> None:
         if references:  # before a test cell of an exercise that has a reference
             from course.grading.references import watching
 
-            block = watching(*references)
+            block = watching(*references, namespace=user_ns)
             watch.append((block, block.__enter__()))
         return {"proof": proof(secret, nonce, changed, ran, delegated), "rewired": changed,
                 "ran": ran, "delegated": delegated}

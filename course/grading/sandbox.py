@@ -197,8 +197,11 @@ class TestGuard:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         exercise = self.week.exercise_of(grade_id) if self.week else None
         refs = exercise.references if exercise else ()
+        own = [c.source for c in self.executor.nb.cells
+               if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+               in exercise.answers] if refs else []
         before = await self.ask(None, secrets.token_hex(16),
-                                (list(refs), self.answers) if refs else None)
+                                (list(refs), self.answers, own) if refs else None)
         if before:
             self.rewired.update(dict.fromkeys(before["rewired"]))
         nonce, marker = secrets.token_hex(16), f"_grading_ran_{secrets.token_hex(6)}"
