@@ -47,6 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.base.npm import npm_ci, world_readable
 from course.storage.accounts import (
     NoUnprivilegedAccount,
     current_or_unprivileged,
@@ -185,19 +186,6 @@ def _run(step: str, command: list[str], **kwargs) -> None:
         raise HubUnavailable(f"{step} failed: {lines[-1].strip() if lines else done.returncode}")
 
 
-def _world_readable(top: Path) -> None:
-    """Add read (and, on folders and programs, search) permission for every account."""
-    for folder, dirs, files in os.walk(top):
-        os.chmod(folder, os.stat(folder).st_mode | 0o555)
-        for name in files:
-            path = Path(folder) / name
-            if path.is_symlink():
-                continue
-            mode = path.stat().st_mode
-            os.chmod(path, mode | 0o444 | (0o111 if mode & 0o100 else 0))
-        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
-
-
 def _python_every_account_can_run() -> str:
     try:
         account = current_or_unprivileged()
@@ -270,14 +258,10 @@ def _build(env: HubEnv, repo: Path, npm: str, python: str) -> None:
         _install_course(env, repo, with_dependencies=True)
         proxy = env.root / "proxy"
         proxy.mkdir()
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy2(Path(repo) / HUB_FILES / name, proxy / name)
-        _run("npm ci of configurable-http-proxy",
-             [npm, "ci", "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"],
-             cwd=proxy)
+        npm_ci(npm, Path(repo) / HUB_FILES, proxy, "configurable-http-proxy", HubUnavailable)
         if not env.proxy.exists():
             raise HubUnavailable("npm ci finished but configurable-http-proxy is missing")
-        _world_readable(env.root)
+        world_readable(env.root)
         _check_as_another_account(env)
     except BaseException:
         shutil.rmtree(env.root, ignore_errors=True)
@@ -323,7 +307,7 @@ def ensure(repo: Path = REPO, say=None) -> HubEnv:
             _build(env, repo, npm, python)
         elif stamp.get("course") != wanted:
             _install_course(env, repo, with_dependencies=False)
-            _world_readable(env.root / "venv")
+            world_readable(env.root / "venv")
         else:
             return env
         stamp = {"dependencies": env.root.name, "course": wanted, **_versions(env),

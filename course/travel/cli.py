@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.base.npm import npm_ci, world_readable
 from course.storage.accounts import machine_cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,17 +149,6 @@ def _stamp(root: Path) -> dict:
 
 
 # ------------------------------------------------------------------------- install
-def _world_readable(top: Path) -> None:
-    for folder, dirs, files in os.walk(top):
-        os.chmod(folder, os.stat(folder).st_mode | 0o555)
-        for name in files:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                mode = path.stat().st_mode
-                os.chmod(path, mode | 0o444 | (0o111 if mode & 0o100 else 0))
-        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
-
-
 def ensure(repo: Path = REPO, say=None) -> Path:
     """The pinned CLI, installed with ``npm ci`` when it is not yet; its program's path.
 
@@ -186,19 +176,11 @@ def ensure(repo: Path = REPO, say=None) -> Path:
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         try:
-            for name in ("package.json", "package-lock.json"):
-                shutil.copy2(Path(repo) / PIN_FILES / name, root / name)
-            done = subprocess.run([npm, "ci", "--omit=dev", "--no-audit", "--no-fund",
-                                   "--loglevel=error"], cwd=root, capture_output=True,
-                                  text=True, timeout=1800)
-            if done.returncode:
-                lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
-                raise CliUnavailable(f"npm ci of {PACKAGE}@{PIN} failed: "
-                                     f"{lines[-1].strip() if lines else done.returncode}")
+            npm_ci(npm, Path(repo) / PIN_FILES, root, f"{PACKAGE}@{PIN}", CliUnavailable)
             version = version_of(_binary(root))
             if version != PIN:
                 raise CliUnavailable(f"npm ci installed {version!r}, not {PIN}")
-            _world_readable(root)
+            world_readable(root)
             stamp = {"package": PACKAGE, "version": version,
                      "seconds": round(time.monotonic() - started, 1)}
             (root / "installed.json").write_text(json.dumps(stamp, indent=1) + "\n")
