@@ -76,6 +76,7 @@ class SessionRun:
     cli: str = ""                          # which claude ran, and its version
     cli_version: str | None = None         # the version the CLI's init message reports
     error: str | None = None               # the CLI's error, when it ended with one
+    raised: str | None = None              # what the SDK raised then (``ResultError``)
 
 
 def preload() -> None:
@@ -298,6 +299,7 @@ def run_session(world_dir: str | Path, prompt: str = ASK, *, book: Book = book_o
                     run.result_session_id, run.result = message.session_id, message.result
         except ResultError as error:
             run.error = "; ".join(error.errors) if getattr(error, "errors", None) else str(error)
+            run.raised = type(error).__name__
         finally:
             world.close()
             if api is not None:
@@ -339,7 +341,8 @@ def _summary(message: Any) -> str:
             said = block.get("content")
             if isinstance(said, list):  # MCP results are kept as content blocks
                 said = " ".join(b.get("text", "") for b in said if isinstance(b, dict))
-            parts.append(f"result {str(said)[:60]}")
+            said = str(said)  # an error result is whole: it says what went wrong
+            parts.append(f"result {said if block.get('is_error') else said[:60]}")
     return "; ".join(parts)
 
 
