@@ -176,8 +176,8 @@ def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
     for grade_id, source in cells:
         before, before_fd = stderr.tell(), os.fstat(2).st_size
         signal.setitimer(signal.ITIMER_REAL, cell_timeout_s)
-        watched = watching(*watch) if grade_id in tests and watch[0] else \
-            contextlib.nullcontext(set())
+        watched = watching(*watch, own=watch[1], namespace=shell.user_ns) \
+            if grade_id in tests and watch[0] else contextlib.nullcontext(set())
         try:
             with watched as called:
                 result = shell.run_cell(edits.get(grade_id, source), store_history=True)

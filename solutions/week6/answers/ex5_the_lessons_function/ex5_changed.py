@@ -1,0 +1,1 @@
+first_changed_step = model_changed_at  # the function the lesson's replay cell imported
