@@ -423,7 +423,7 @@ def test_make_lab_week_5_serves_the_course_and_opens_week_5(browser, artifacts,
         while not opened.exists():
             assert time.monotonic() < deadline, f"make lab never opened a browser:\n{log}"
             time.sleep(0.2)
-        lab.page.goto(opened.read_text().strip())
+        lab.goto(opened.read_text().strip())
         lab.wait_notebook(expected.name, timeout_s=120)
         assert lab.page.url.startswith(server.url) and relative in lab.page.url, lab.page.url
         assert lab.panel.locator(".jp-Cell").count() > 3
