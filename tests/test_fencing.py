@@ -125,6 +125,14 @@ def test_the_lesson_demo_shows_the_double_charge_only_without_fencing(tmp_path, 
     assert run.woken["error"].startswith("StepSettledElsewhere: another process finished")
 
 
+def test_the_lesson_demo_keeps_the_409s_the_resumer_got_while_the_key_was_held(tmp_path):
+    # Held for 3 s, the resumer's first same-key request comes long before the hold ends.
+    run = frozen_worker_demo(tmp_path / "demo", fenced=True, hold_s=3)
+    assert run.refused, "the resumer's request inside the hold should have been refused"
+    assert all(r.startswith("KeyInUse: a request with idempotency key") for r in run.refused)
+    assert run.resumer == "sent_now" and run.charges == 1
+
+
 def test_a_frozen_writer_never_stops_a_world_from_opening_and_a_lock_wait_says_which_file(
         tmp_path):
     from course.storage.sqlite import DatabaseBusy, connect

@@ -86,6 +86,18 @@ def test_the_fix_replays_the_incident_to_one_charge(tmp_path):
     scratch.close()
 
 
+def test_the_keyed_tools_pay_and_mail_each_invoice_of_a_conversation_once(tmp_path):
+    world = World(tmp_path / "w")
+    tools = support_tools(world, "t-1", keyed=True)
+    for invoice_id in ("inv_9", "inv_10", "inv_9", "inv_10"):  # two invoices, each twice
+        tools["charge"](invoice_id=invoice_id)
+        tools["send_receipt"](invoice_id=invoice_id)
+    ledger = world.ledger()
+    assert [ledger.count(what, i) for what in ("charges", "emails")
+            for i in ("inv_9", "inv_10")] == [1, 1, 1, 1]
+    world.close()
+
+
 def test_the_log_skips_a_line_cut_by_a_kill_and_rejects_incomplete_records(tmp_path):
     log = ReplayLog(tmp_path / "r.jsonl")
     pid = os.fork()

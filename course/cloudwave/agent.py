@@ -13,7 +13,9 @@ model saw, the tool calls and their results.
 
 :func:`support_tools` builds the tools for one conversation: ``keyed=True``
 derives every key from the thread and the invoice (a re-sent charge is
-replayed by the bank), ``keyed=False`` sends none (the incident's tools).
+replayed by the bank, a re-sent receipt by the mail vendor, and a conversation
+that pays two invoices sends two receipts), ``keyed=False`` sends none (the
+incident's tools).
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def support_tools(world: Any, thread_id: str, *, keyed: bool = True) -> Tools:
     def send_receipt(invoice_id: str) -> dict[str, Any]:
         found = lookup_invoice(invoice_id)
         mail = receipt({**found, "intent": "charge"})
-        email_id = readable_key(thread_id, mail["template"], found["customer_id"]) if keyed \
-            else None
+        # The invoice, not week 5's customer: one conversation may pay two invoices.
+        email_id = readable_key(thread_id, mail["template"], invoice_id) if keyed else None
         return world.mail.send(**mail, email_id=email_id)
 
     return {"lookup_invoice": lookup_invoice, "charge": charge, "send_receipt": send_receipt}

@@ -105,7 +105,7 @@ class FrozenChild:
 
 
 CHARGE = {"customer_id": "cus_ada", "invoice_id": "inv_9", "cents": 2900, "currency": "usd"}
-PROVIDER_HOLD_S = 0.05  # how long the provider holds a key for a call that has not finished
+PROVIDER_HOLD_S = 0.3  # how long the provider holds a key for a call that has not finished
 
 
 @dataclass
@@ -116,14 +116,30 @@ class FrozenWorkerRun:
     resumer: str  # what reconcile said: "sent_now" (the frozen call had not committed)
     woken: dict[str, Any]  # what the frozen worker got when it woke up
     ledger: Ledger
+    refused: list[str]  # the 409s (KeyInUse) the resumer got while the provider held the key
 
     @property
     def charges(self) -> int:
         return self.ledger.count("charges", CHARGE["invoice_id"])
 
 
-def frozen_worker_demo(directory: str | Path, *, fenced: bool = True) -> FrozenWorkerRun:
-    """Freeze a worker mid-charge, let a resumer reconcile and charge, wake the worker."""
+def frozen_worker_demo(directory: str | Path, *, fenced: bool = True,
+                       hold_s: float = PROVIDER_HOLD_S) -> FrozenWorkerRun:
+    """Freeze a worker mid-charge, let a resumer reconcile and charge, wake the worker.
+
+    Args:
+        directory: an empty folder for the world's files.
+        fenced: build the simulated provider with fencing tokens (see the module).
+        hold_s: how long the provider holds a key for the frozen, unfinished call; the
+            resumer's same request is refused with a 409 (``KeyInUse``) until then, and
+            each refusal is kept in :attr:`FrozenWorkerRun.refused`.
+
+    Returns:
+        What the resumer, the woken worker and the bank's ledger saw.
+
+    Raises:
+        RuntimeError: the worker did not freeze, or the resumer found no charge in flight.
+    """
     directory = Path(directory)
     World(directory).close()
 
@@ -133,14 +149,15 @@ def frozen_worker_demo(directory: str | Path, *, fenced: bool = True) -> FrozenW
         return charge
 
     def worker() -> Any:
-        world = World(directory, in_flight_lease_s=PROVIDER_HOLD_S, fenced=fenced,
+        world = World(directory, in_flight_lease_s=hold_s, fenced=fenced,
                       on_processing=freeze_here)
         return guarded("demo", "charge", capture(world), CHARGE, store=world.records)
 
+    refused: list[str] = []
     frozen = FrozenChild(worker)
     try:
         frozen.wait_frozen()
-        world = World(directory, in_flight_lease_s=PROVIDER_HOLD_S, fenced=fenced)
+        world = World(directory, in_flight_lease_s=hold_s, fenced=fenced)
         try:
             guarded("demo", "charge", capture(world), CHARGE, store=world.records)
         except NeedsReconcile:
@@ -151,10 +168,11 @@ def frozen_worker_demo(directory: str | Path, *, fenced: bool = True) -> FrozenW
             try:  # the Stripe way: the same request, the same key
                 said = reconcile("demo", "charge", world.resend("charge"), store=world.records)
                 break
-            except KeyInUse:  # 409 while the provider still holds the key for the frozen call
-                time.sleep(PROVIDER_HOLD_S / 4)
+            except KeyInUse as error:  # 409 while the provider holds the key for the frozen call
+                refused.append(f"{type(error).__name__}: {error}")
+                time.sleep(hold_s / 4)
     finally:
         woken = frozen.thaw()
     ledger = world.ledger()
     world.close()
-    return FrozenWorkerRun(fenced, said, woken, ledger)
+    return FrozenWorkerRun(fenced, said, woken, ledger, refused)
