@@ -9,6 +9,7 @@ mail) is exactly what it was.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -136,6 +137,19 @@ def test_a_10000_character_email_id_is_refused(charged):
         charged.mail.send(to="ada@example.com", template="payment_receipt", subject="Paid",
                           body="We charged inv_9.", email_id="e" * 10_000)
     assert ledger(charged) == before
+
+
+@pytest.mark.parametrize(("payload", "message"), [
+    ('{"invoice_id": "inv_9"}', "got str '{\"invoice_id\": \"inv_9\"}'; if it is JSON text"),
+    ({"at": object()}, "must be JSON-serialisable"),
+])
+def test_a_webhook_payload_that_is_not_a_json_object_is_refused_and_delivers_nothing(
+        world, payload, message):
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        world.webhook.post("invoice.paid", payload, idempotency_key="m1")
+    assert world.webhook.deliveries() == []
+    world.webhook.post("invoice.paid", {"invoice_id": "inv_9"})
+    assert world.ledger().count("webhooks", "inv_9") == 1
 
 
 def test_the_guard_hashes_a_huge_session_id_into_a_short_key(charged):

@@ -71,10 +71,24 @@ class VendorWebhook(SqliteBacked):
 
     def post(self, event: str, payload: dict[str, Any],
              idempotency_key: str | None = None) -> dict[str, Any]:
+        """Deliver ``event`` with ``payload`` (a dict, sent as a JSON object); the key is ignored.
+
+        Raises:
+            InvalidRequest: ``payload`` is not a dict (JSON text kept in an outbox is decoded
+                with ``json.loads`` before it is posted), or is not JSON-serialisable.
+        """
+        if not isinstance(payload, dict):
+            raise InvalidRequest(
+                f"a webhook payload is a JSON object (a dict), got {type(payload).__name__} "
+                f"{str(payload)[:60]!r}; if it is JSON text from your outbox, json.loads it first")
+        try:
+            body = json.dumps(payload, sort_keys=True)
+        except (TypeError, ValueError) as error:
+            raise InvalidRequest(f"a webhook payload must be JSON-serialisable: {error}") from None
         with transaction(self._conn):
             cur = self._conn.execute(
                 "INSERT INTO deliveries (event, payload, idempotency_key_ignored) VALUES (?, ?, ?)",
-                (event, json.dumps(payload, sort_keys=True), idempotency_key))
+                (event, body, idempotency_key))
         return {"delivery": cur.lastrowid, "event": event, "status": 202}
 
     def deliveries(self) -> list[dict[str, Any]]:
