@@ -426,3 +426,17 @@ def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indenta
     lines = report.lines()
     at = lines.index("      AssertionError: the graph runs parse twice")
     assert lines[at + 1] == "        parse → parse"
+
+
+def test_make_check_says_when_it_grades_another_clones_notebooks(tmp_path):
+    from course.grading.autograde import other_clone_note
+
+    clone = tmp_path / "clone"
+    (clone / "course").mkdir(parents=True)
+    (clone / "course" / "__init__.py").write_text("")
+    (clone / "Makefile").write_text("")
+    repo = tmp_path / "repo"
+    note = other_clone_note(clone, repo)
+    assert note is not None and f"grades the notebooks in {repo}/, not in {clone}/" in note
+    assert other_clone_note(repo, repo) is None  # the clone whose course this Python imports
+    assert other_clone_note(tmp_path, repo) is None  # not a clone of the course at all

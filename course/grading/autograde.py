@@ -407,10 +407,12 @@ def _num(value: float) -> str:
 
 
 def _shown(path: Path) -> str:
+    """``path`` as the person at the terminal reads it: relative to their folder, else whole."""
+    path = Path(path).resolve()
     try:
-        return str(Path(path).resolve().relative_to(REPO)) + "/"
+        return str(path.relative_to(Path.cwd().resolve())) + "/"
     except ValueError:
-        return str(path)
+        return str(path) + "/"
 
 
 # ------------------------------------------------------------------------ CLI
@@ -440,11 +442,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"make release: {error}", file=sys.stderr)
             return 2
         return 0
+    if args.submission is None and (note := other_clone_note()):
+        print(note, file=sys.stderr, flush=True)
     if args.week is None:
         if args.submission is not None:
             parser.error("--submission needs --week (make check WEEK=5 SUBMISSION=dir)")
         return _check_every_week(args)
     return _check_one_week(args.week, args.submission or REPO / f"week{args.week}", args)
+
+
+def other_clone_note(here: Path | None = None, repo: Path = REPO) -> str | None:
+    """One line when ``make check`` runs in a clone of the course whose Python imports the
+    ``course`` package of another clone (a shared environment): the notebooks graded are then
+    that other clone's. None when ``here`` (default: the working folder) is ``repo`` or is not
+    a clone of the course."""
+    here = (here or Path.cwd()).resolve()
+    if here == repo.resolve() or not (here / "course" / "__init__.py").is_file() \
+            or not (here / "Makefile").is_file():
+        return None
+    return (f"make check: note: this Python imports the course from {repo}/course, so it "
+            f"grades the notebooks in {repo}/, not in {here}/; run `make setup` in {here} "
+            "(or set PYTHONPATH=$PWD) to grade this folder's notebooks")
 
 
 def weeks_with_notebooks(repo: Path = REPO) -> list[int]:
