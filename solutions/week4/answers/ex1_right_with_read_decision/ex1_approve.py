@@ -7,7 +7,8 @@ def approve(state, world):
         except ValueError as unclear:
             reason = answer.get("reason") if isinstance(answer, dict) else None
             decision = {"approved": False,
-                        "reason": reason if isinstance(reason, str) and reason else str(unclear)}
+                        "reason": reason if isinstance(reason, str) and reason.strip()
+                        else str(unclear)}
     else:
         decision = {"approved": True, "reason": "policy: small refund", "by": "policy"}
     return {"approved": decision["approved"], "decision": decision, "log": ["approve"]}
