@@ -1,10 +1,10 @@
 TRANSIENT = {"timeout", "rate_limit", "network", "restart"}
 
 
-def select_recovery(error_type, budget_exhausted, checkpoint_corrupt, is_debugging):
+def select_recovery(error_type, budget_exhausted, checkpoint_unusable, is_debugging):
     if is_debugging:
         return Recovery.BRANCH
-    if checkpoint_corrupt or budget_exhausted:
+    if checkpoint_unusable or budget_exhausted:
         return Recovery.ABANDON
     if error_type in TRANSIENT:
         return Recovery.RESUME

@@ -1,8 +1,8 @@
 TRANSIENT = {"timeout", "rate_limit", "network", "restart"}
 
 
-def select_recovery(error_type, budget_exhausted, checkpoint_corrupt, is_debugging):
-    if checkpoint_corrupt or budget_exhausted:
+def select_recovery(error_type, budget_exhausted, checkpoint_unusable, is_debugging):
+    if checkpoint_unusable or budget_exhausted:
         return Recovery.ABANDON
     if is_debugging:
         return Recovery.BRANCH

@@ -8,10 +8,16 @@ def recover(error, run_dir, thread_id, *, budget_exhausted=False, tell_customer=
         graph.invoke(None, config_of(thread_id), durability="sync")
         return choice
     world = World(run_dir)
-    where = {"corrupt_file": path} if diagnosis.corrupt else {"checkpointer": open_thread(run_dir)[1]}
+    if diagnosis.corrupt:
+        where = {"corrupt_file": path}
+    elif not path.exists():
+        where = {"checkpointer": InMemorySaver()}
+    else:
+        where = {"checkpointer": open_thread(run_dir)[1]}
     reasons = ["it hit an error we have to look at", "it took too many steps",
-               "its saved state was damaged"]
-    reason = reasons[2] if not diagnosis.ok else reasons[1] if spent else reasons[0]
+               "its saved state could not be found", "its saved state was damaged"]
+    reason = (reasons[3] if diagnosis.corrupt else reasons[2] if not diagnosis.ok
+              else reasons[1] if spent else reasons[0])
     abandon(thread_id, store=world.records, lookup=world.find_listed,
             tell_customer=tell_customer, reason=reason, **where)
     return choice
