@@ -45,12 +45,13 @@ class Recovery(Enum):
 def select_recovery(
     error_type: str,
     budget_exhausted: bool,
-    checkpoint_corrupt: bool,
+    checkpoint_unusable: bool,
     is_debugging: bool,
 ) -> Recovery:
-    """The policy. The order of the questions is the policy: a corrupt checkpoint is
-    abandoned even while debugging, and a spent budget even for a transient error."""
-    if checkpoint_corrupt or budget_exhausted:
+    """The policy. The order of the questions is the policy: an unusable checkpoint (corrupt,
+    missing, or without the thread) is abandoned even while debugging, and a spent budget
+    even for a transient error."""
+    if checkpoint_unusable or budget_exhausted:
         return Recovery.ABANDON  # resuming would re-enter the state that is the problem
     if is_debugging:
         return Recovery.BRANCH  # explore a fix beside the original run, not on top of it
