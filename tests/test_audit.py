@@ -93,7 +93,8 @@ def test_cli_last_line_and_errors_in_a_fresh_interpreter(tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip() == (
         "error: cannot audit 'nope.nothing:build': no module named 'nope' "
-        "(check the spelling and that its folder is on PYTHONPATH)")
+        "(check the spelling, and run it from the module's folder or put that folder on "
+        "PYTHONPATH)")
 
 
 def test_audit_error_is_raised_not_printed_from_python():

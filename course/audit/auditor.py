@@ -107,7 +107,8 @@ def check_builder(builder: Callable[..., Any] | str) -> Callable[..., Any]:
         factory = resolve_factory(builder)
     except ModuleNotFoundError as error:
         raise AuditError(f"cannot audit {builder!r}: no module named {error.name!r} "
-                         "(check the spelling and that its folder is on PYTHONPATH)") from None
+                         "(check the spelling, and run it from the module's folder or put "
+                         "that folder on PYTHONPATH)") from None
     except ValueError as error:
         raise AuditError(f"cannot audit: {error}") from None
     except Exception as error:
