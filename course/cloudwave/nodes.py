@@ -190,6 +190,11 @@ def keyed_graph(world: Any, checkpointer: Any = None):
 
 
 def route_by_intent(state: dict[str, Any]) -> str:
+    """The refund flow's router (weeks 3 to 6), whose conversations all ask for a refund.
+
+    Not a router to ship: an intent it does not know goes to ``refund``, where week 2's
+    rule (:func:`course.cloudwave.routes.reply`) sends anything unplanned to the branch that
+    cannot hurt the customer. Week 3's notebook says so and prints it."""
     return state.get("intent", "unknown") if state.get("intent") in {
         "charge", "refund", "pause", "cancel"} else "refund"
 
