@@ -412,7 +412,7 @@ def _shown(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd().resolve())) + "/"
     except ValueError:
-        return str(path) + "/"
+        return str(path)
 
 
 # ------------------------------------------------------------------------ CLI
