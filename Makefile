@@ -40,7 +40,17 @@ setup: $(STAMP)
 # editable install was made" (pip 26 prints it even with --quiet) and runpy's "the module
 # was already imported" (by that .pth, on the second run).
 
+# Before anything installs, scripts/supported.py says in one line what to do when this Python
+# or this system cannot run the course (course/base/platform.py holds the range: the README's
+# "Where it runs"); lab, test and check ask it too (20 ms). It asks the venv's Python once
+# there is one.
+SUPPORTED = py=$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)); \
+	command -v "$$py" >/dev/null 2>&1 || { echo "make: no $$py here: install Python (the \
+	README's 'Where it runs' says which) or name yours, e.g. make setup PYTHON=python3.13" >&2; \
+	exit 2; }; "$$py" scripts/supported.py
+
 $(STAMP): pyproject.toml constraints.txt Makefile
+	@$(SUPPORTED)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt pip
 	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet \
@@ -69,6 +79,7 @@ test-all: site-deps
 # used for this server only). LAB_ARGS goes to `jupyter lab` as it is, e.g.
 # LAB_ARGS='--no-browser --port=9999'.
 lab: setup
+	@$(SUPPORTED)
 	$(BIN)/python -m course.classroom.lab $(if $(WEEK),--week '$(WEEK)') \
 		$(if $(ROLE),--role '$(ROLE)') $(LAB_ARGS)
 
@@ -86,6 +97,7 @@ PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST
 # not loading them halves a fresh clone's run (0.21 s against 0.39 s).
 WEEK_FOLDERS = $(if $(WEEK),week$(WEEK),$(patsubst %/,%,$(sort $(wildcard week[0-9]*/))))
 test: setup
+	@$(SUPPORTED)
 	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner -q \
 		-rfE $(WEEK_FOLDERS) $(if $(K),-k '$(K)') $(ARGS) || { status=$$?; \
 		test $$status != 5 || echo "make test: no test of $(WEEK_FOLDERS) matches K='$(K)'" >&2; \
@@ -174,6 +186,7 @@ student-edition: setup
 	$(BIN)/python -m course.grading.edition $(DEST)
 
 check: setup
+	@$(SUPPORTED)
 	@test -z "$(SUBMISSION)" -o -n "$(WEEK)" || { echo "make check: SUBMISSION needs WEEK, e.g. make check WEEK=5 SUBMISSION=dir" >&2; exit 2; }
 	$(BIN)/python -m course.grading $(if $(WEEK),--week $(WEEK)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 

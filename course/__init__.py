@@ -24,6 +24,10 @@ Notebooks import from a floor's public names (``from course.durable import guard
 never from a module inside it.
 """
 
+from course.base.platform import require_posix
+
+require_posix()  # native Windows: one line saying to use WSL2, not an error deep in week 3
+
 __version__ = "0.1.0"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
