@@ -545,7 +545,22 @@ def _wait(pid: int, deadline: float | None, progress: Progress | None = None) ->
     if deadline is not None and _running_at(pid, deadline, progress):
         with contextlib.suppress(ProcessLookupError):  # a zombie ignores the signal
             os.kill(pid, signal.SIGKILL)
-    return os.waitpid(pid, 0)[1]
+    return _reaped.pop(pid) if pid in _reaped else os.waitpid(pid, 0)[1]
+
+
+_reaped: dict[int, int] = {}  # pid -> wait status, of children _has_exited had to reap
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether child ``pid`` has exited. Where ``os.waitid`` is (Linux; macOS from Python
+    3.13) it is asked without reaping; elsewhere the child is reaped and its status kept
+    for :func:`_wait` (then it is never signalled: its pid may already be another's)."""
+    if hasattr(os, "waitid"):
+        return bool(os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT))
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        _reaped[pid] = status
+    return bool(done)
 
 
 def _running_at(pid: int, deadline: float, progress: Progress | None = None) -> bool:
@@ -562,9 +577,9 @@ def _running_at(pid: int, deadline: float, progress: Progress | None = None) -> 
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                return not os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                return not _has_exited(pid)
             if fd is None and not progress:  # portable fallback: poll
-                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                if _has_exited(pid):
                     return False
                 time.sleep(min(0.0005, left))
                 continue
@@ -586,7 +601,7 @@ def _running_at(pid: int, deadline: float, progress: Progress | None = None) -> 
                         watched.remove(progress[0])
                         progress = None
                         break
-            elif fd is None and os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+            elif fd is None and _has_exited(pid):
                 return False
     finally:
         if fd is not None:

@@ -15,7 +15,9 @@ cgroup v1 hierarchy lends to root only, and then only for new groups it makes):
   namespace otherwise), so the count is that kernel's alone and a fork bomb gets
   ``BlockingIOError`` once its tree holds the limit. Without the sandbox the count is the
   account's, so the limit is the account's tasks when the kernel starts plus the
-  allowance; root is exempt from it there. Everywhere, :class:`KernelWatch` also counts
+  allowance; root is exempt from it there. Where the account's tasks cannot be counted
+  (no ``/proc`` and no psutil), this limit is left off rather than set for the whole
+  account. Everywhere, :class:`KernelWatch` also counts
   the tasks in the kernel's process group and stops the kernel at the limit: a fork
   bomb's children are copies of the kernel, and the kernel cannot finish its cell beside
   them.
@@ -133,8 +135,12 @@ def apply(plan: dict[str, int]) -> None:
     cap(resource.RLIMIT_CPU, plan.get("cpu_s", 0))
     processes = plan.get("processes", 0)
     if processes > 0:
-        cap(resource.RLIMIT_NPROC, processes if _own_user_namespace()
-            else _tasks_of(os.getuid()) + processes)
+        if _own_user_namespace():
+            cap(resource.RLIMIT_NPROC, processes)
+        else:
+            running = _tasks_of(os.getuid())
+            if running is not None:  # uncounted (no /proc, no psutil): no limit, not 256
+                cap(resource.RLIMIT_NPROC, running + processes)
 
 
 def _own_user_namespace() -> bool:
@@ -146,8 +152,15 @@ def _own_user_namespace() -> bool:
     return mapping[:3] != ["0", "0", "4294967295"]
 
 
-def _tasks_of(uid: int) -> int:
-    """The tasks (threads included: what ``RLIMIT_NPROC`` counts) ``uid`` runs now."""
+def _tasks_of(uid: int) -> int | None:
+    """The tasks (threads included: what Linux's ``RLIMIT_NPROC`` counts; macOS counts
+    processes, so this over-counts there, which only loosens the limit) ``uid`` runs now,
+    or None when they cannot be counted.
+
+    Read from ``/proc`` on Linux, else with psutil (macOS has no ``/proc``). A count of 0
+    means it could not see them (this process is one of them): the limit would then be
+    the allowance for the whole account, which a desktop account's few hundred processes
+    already exceed, and every thread the kernel starts would fail. So: None, no limit."""
     count = 0
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
@@ -157,7 +170,23 @@ def _tasks_of(uid: int) -> int:
             continue
         if fields.get("Uid", "").split()[:1] == [str(uid)]:
             count += int(fields.get("Threads", "1").strip() or 1)
-    return count
+    return count or _tasks_by_psutil(uid)
+
+
+def _tasks_by_psutil(uid: int) -> int | None:
+    try:
+        import psutil
+    except ImportError:
+        return None
+    count = 0
+    try:
+        for process in psutil.process_iter(["uids", "num_threads"]):
+            uids, threads = process.info["uids"], process.info["num_threads"]
+            if uids is not None and uids.real == uid:
+                count += threads or 1
+    except (psutil.Error, OSError):
+        return None
+    return count or None
 
 
 class OutputLimitExceeded(Exception):

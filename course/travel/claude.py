@@ -14,6 +14,8 @@ your own ``ANTHROPIC_API_KEY``) no scripted server starts and the CLI asks Anthr
   path: a small wrapper that records the CLI's pid and asks the kernel to SIGKILL the CLI
   when the Python process that started it dies (``setpriv --pdeathsig KILL``), so a
   session killed mid-booking kills the CLI too, as a container that dies takes both.
+  setpriv is Linux's; elsewhere (macOS) the CLI ends when its stdin closes, and
+  :func:`stop_leftover_clis` ends one that does not.
 - :func:`travel_server`: the booking tools as an SDK MCP server; ``book_flight``
   books through the function you pass (:func:`course.travel.book_once` guards it).
 - :func:`options`: ``ClaudeAgentOptions`` for a desk folder (sessions live in
@@ -223,10 +225,19 @@ def _pids(world_dir: str | Path) -> list[int]:
 
 
 def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not): from ``/proc`` on Linux, else psutil."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
-        return False
+        if Path("/proc/self/stat").exists():
+            return False  # /proc is there and has no such process
+        import psutil
+
+        try:
+            return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE,
+                                                        psutil.STATUS_DEAD)
+        except psutil.Error:
+            return False
     return state not in ("Z", "X")
 
 
