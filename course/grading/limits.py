@@ -184,7 +184,7 @@ def _tasks_by_psutil(uid: int) -> int | None:
             uids, threads = process.info["uids"], process.info["num_threads"]
             if uids is not None and uids.real == uid:
                 count += threads or 1
-    except (psutil.Error, OSError):
+    except Exception:  # psutil.Error, OSError, and psutil's own IndexError on an empty /proc
         return None
     return count or None
 

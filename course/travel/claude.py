@@ -236,7 +236,7 @@ def _running(pid: int) -> bool:
         try:
             return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE,
                                                         psutil.STATUS_DEAD)
-        except psutil.Error:
+        except Exception:  # psutil.Error, or psutil failing where it cannot look
             return False
     return state not in ("Z", "X")
 
