@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -30,6 +31,10 @@ from course.storage.accounts import (  # noqa: E402 - after the path set-up abov
 )
 
 PROJECT = "crash-resume-course"
+# Releases held back so that every platform of the README's "Where it runs" has a wheel
+# (tests/test_platforms.py resolves the pins for each): the newer ones dropped Intel Macs.
+HELD_BACK = {"argon2-cffi-bindings": "<26",  # 26.x: macOS arm64 only
+             "cryptography": "<49"}  # 49 and 50: macOS arm64 only
 NOT_PINNED = {PROJECT, "pip", "setuptools", "wheel"}  # as `pip freeze` leaves them out
 
 
@@ -63,7 +68,11 @@ def main(argv: list[str] | None = None) -> int:
                      "--disable-pip-version-check", f"pip=={pip}"]] if pip else []),
                  [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
                   "--disable-pip-version-check", "--dry-run", "--ignore-installed",
-                  "--report", str(home / "report.json"), f".[{args.extras}]"]]
+                  "--report", str(home / "report.json"), "-c", str(home / "held-back.txt"),
+                  f".[{args.extras}]"]]
+        (home / "held-back.txt").write_text(
+            "".join(f"{name}{spec}\n" for name, spec in HELD_BACK.items()))
+        os.chown(home / "held-back.txt", account.pw_uid, account.pw_gid)
         for step in steps:
             done = run_bare(account, step, cwd=clone, home=home, timeout=1800)
             if done.returncode != 0:
@@ -80,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                  "# made by `make lock` as an unprivileged user (scripts/lock.py).",
                  "# make setup installs with -c constraints.txt.",
                  "# pip itself is pinned too: make setup upgrades the venv's pip to it first.",
+                 "# Held back for Intel Macs' wheels (scripts/lock.py): "
+                 + ", ".join(f"{name}{spec}" for name, spec in HELD_BACK.items()) + ".",
                  *(f"{name}=={version}" for name, version in
                    sorted(pins, key=lambda p: p[0].lower()))]
         args.out.write_text("\n".join(lines) + "\n")
