@@ -413,3 +413,32 @@ def test_an_environment_made_from_environment_yml_runs_make_with_venv_set(tmp_pa
                            capture_output=True, text=True, timeout=900, env=bare_env())
     assert marks(check.stdout, 1) == (19, 19), check.stdout[-2000:] + check.stderr[-2000:]
     assert not (clone / ".venv").exists()
+
+
+# ------------------------------------------------- timed kills without os.waitid
+WITHOUT_WAITID = '''
+import os
+for name in ("waitid", "pidfd_open"):  # macOS before Python 3.13 has neither
+    if hasattr(os, name):
+        delattr(os, name)
+from course.crash import CrashHarness
+
+harness = CrashHarness("keyed")
+whole = min(harness.run().attempts[0].elapsed_s for _ in range(2))
+for _ in range(5):
+    early = harness.run(kill_after_s=0.3 * whole)
+    if early.kill_landed:
+        break
+late = harness.run(kill_after_s=30 * whole + 2)  # the worker is done long before
+print("early", early.kill_landed, early.attempts[0].detail, early.status, early.charges,
+      early.emails)
+print("late", late.kill_landed, late.status, late.charges, late.emails, len(late.attempts))
+'''
+
+
+def test_timed_kills_work_without_waitid_or_pidfd_open():
+    done = subprocess.run([sys.executable, "-c", WITHOUT_WAITID], capture_output=True,
+                          text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "early True SIGKILL completed 1 1" in done.stdout, done.stdout
+    assert "late False completed 1 1 1" in done.stdout, done.stdout
