@@ -58,16 +58,23 @@ for name in NoPosix.NAMES:
 '''
 
 
-def pythons() -> dict[str, str]:
-    """``{"3.12": path}``: one interpreter per supported version this machine has
-    (pyenv's versions first, found through ``pyenv root``, then ``python3.X`` on PATH)."""
-    found: dict[str, str] = {}
-    roots = []
+def pyenv_versions() -> list[Path]:
+    """pyenv's ``versions/`` folders: ``pyenv root``'s, ``$PYENV_ROOT``'s, ``~/.pyenv``'s
+    (pyenv need not be on PATH for its Pythons to run)."""
+    roots = [Path(os.environ["PYENV_ROOT"])] if os.environ.get("PYENV_ROOT") else []
     if shutil.which("pyenv"):
         done = subprocess.run(["pyenv", "root"], capture_output=True, text=True)
-        roots.append(Path(done.stdout.strip()) / "versions")
-    for root in roots:
-        for folder in sorted(root.glob("3.*")) if root.is_dir() else []:
+        roots.append(Path(done.stdout.strip()))
+    roots.append(Path.home() / ".pyenv")
+    return [root / "versions" for root in dict.fromkeys(roots) if (root / "versions").is_dir()]
+
+
+def pythons() -> dict[str, str]:
+    """``{"3.12": path}``: one interpreter per supported version this machine has
+    (pyenv's versions first, then ``python3.X`` on PATH)."""
+    found: dict[str, str] = {}
+    for root in pyenv_versions():
+        for folder in sorted(root.glob("3.*")):
             match = re.fullmatch(r"(3\.\d+)\.\d+", folder.name)
             program = folder / "bin" / "python3"
             if match and program.is_file():
@@ -87,11 +94,9 @@ def _runs(program: str, version: str) -> bool:
 
 def older_python() -> str | None:
     """A Python older than the course supports, if the machine has one."""
-    roots = []
-    if shutil.which("pyenv"):
-        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
-        roots = sorted((Path(root) / "versions").glob("3.*/bin/python3"), reverse=True)
-    for program in roots:
+    programs = sorted((p for root in pyenv_versions() for p in root.glob("3.*/bin/python3")),
+                      reverse=True)
+    for program in programs:
         version = re.match(r"3\.(\d+)\.", program.parent.parent.name)
         if version and 7 <= int(version.group(1)) < platform.OLDEST[1]:
             return str(program)
