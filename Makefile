@@ -31,6 +31,7 @@ help:
 	@echo "                website/_build/html/index.html (weeks whose notebooks did not change are not run again)"
 
 setup: $(STAMP)
+	@$(SUPPORTED)
 
 # pip first, to the version constraints.txt pins: the pip a new venv has (23.x) took 35 s
 # of CPU to resolve the pins, pip 26.3 takes 12. After the install, a one-line .pth makes
@@ -45,9 +46,13 @@ setup: $(STAMP)
 # "Where it runs"); lab, test and check ask it too (20 ms). It asks the venv's Python once
 # there is one.
 SUPPORTED = py=$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)); \
-	command -v "$$py" >/dev/null 2>&1 || { echo "make: no $$py here: install Python (the \
-	README's 'Where it runs' says which) or name yours, e.g. make setup PYTHON=python3.13" >&2; \
-	exit 2; }; "$$py" scripts/supported.py
+	if "$$py" -c '' >/dev/null 2>&1; then "$$py" scripts/supported.py $(ASKED); \
+	elif python3 -c '' >/dev/null 2>&1; then python3 scripts/supported.py --missing "$$py"; \
+	else echo "make: no $$py here, and no python3: install Python (the README's 'Where it \
+	runs' says which), then make setup PYTHON=<that python>" >&2; exit 2; fi
+# A Python named on the command line while the environment exists: supported.py says if the
+# environment holds another one (make clean first), rather than make's "Nothing to be done".
+ASKED = $(if $(and $(wildcard $(BIN)/python),$(filter command line,$(origin PYTHON))),--asked '$(PYTHON)')
 
 $(STAMP): pyproject.toml constraints.txt Makefile
 	@$(SUPPORTED)

@@ -20,6 +20,7 @@ What no test here can show: a real Mac, native Windows, WSL2 itself, conda's sol
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -101,15 +102,19 @@ def _runs(program: str, version: str) -> bool:
     return done.returncode == 0 and done.stdout.startswith(version)
 
 
-def older_python() -> str | None:
-    """A Python older than the course supports, if the machine has one."""
-    programs = sorted((p for root in pyenv_versions() for p in root.glob("3.*/bin/python3")),
-                      reverse=True)
-    for program in programs:
-        version = re.match(r"3\.(\d+)\.", program.parent.parent.name)
-        if version and 7 <= int(version.group(1)) < platform.OLDEST[1]:
-            return str(program)
-    return None
+def older_pythons() -> list[str]:
+    """Every Python older than the course supports that pyenv holds here (2.7 included)."""
+    return [str(p) for root in pyenv_versions() for p in sorted(root.glob("*/bin/python"))
+            if python_version(str(p)) is not None and python_version(str(p)) < platform.OLDEST]
+
+
+def python_version(python: str) -> tuple[int, int] | None:
+    done = subprocess.run([python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    major, minor = done.stdout.split()
+    return int(major), int(minor)
 
 
 def bare_env(**more: str) -> dict[str, str]:
@@ -136,12 +141,16 @@ def marks(output: str, week: int) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------- the range
+def dotted(version: tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
 def test_the_range_is_said_once_and_everywhere():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    assert project["requires-python"] == f">={platform.version_text(platform.OLDEST)}"
+    assert project["requires-python"] == f">={dotted(platform.OLDEST)}"
     readme = (REPO / "README.md").read_text()
     section = readme.split("## Where it runs", 1)[1].split("\n## ", 1)[0]
-    span = f"{platform.version_text(platform.OLDEST)} to {platform.version_text(platform.NEWEST)}"
+    span = f"{dotted(platform.OLDEST)} to {dotted(platform.NEWEST)}"
     assert f"Python {span}" in section, f"the README's 'Where it runs' must say Python {span}"
     for row in ("Linux", "macOS", "WSL2", "native Windows", "conda"):
         assert re.search(rf"^\| [^|]*{re.escape(row)}", section, re.M), f"no row for {row}"
@@ -150,31 +159,90 @@ def test_the_range_is_said_once_and_everywhere():
     assert tuple(map(int, pinned.split("."))) in SUPPORTED
 
 
-@pytest.mark.parametrize("version", [(3, 10), (3, 9), (platform.NEWEST[0], platform.NEWEST[1] + 1)])
-def test_an_unsupported_python_is_told_which_to_use(version):
-    said = platform.python_problem(version)
+def supported_script():
+    """scripts/supported.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("supported", REPO / "scripts" / "supported.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_set_up_check_reads_the_range_the_package_declares():
+    assert supported_script().supported_range() == [platform.OLDEST, platform.NEWEST]
+
+
+def suggested_python(line: str) -> str:
+    found = re.search(r"make setup PYTHON=(\S+)$", line)
+    assert found, line
+    return found.group(1)
+
+
+@pytest.mark.parametrize("version", [(2, 7), (3, 10), (platform.NEWEST[0], platform.NEWEST[1] + 1)])
+def test_an_unsupported_python_is_told_one_that_runs_here(version):
+    """The refusal names the range and a command that works as typed on this machine."""
+    said = supported_script().version_problem(version, platform.OLDEST, platform.NEWEST)
     assert said and "\n" not in said
-    span = f"{platform.version_text(platform.OLDEST)} to {platform.version_text(platform.NEWEST)}"
-    assert f"use Python {span}" in said and platform.version_text(version) in said
+    span = f"{platform.OLDEST[0]}.{platform.OLDEST[1]} to {platform.NEWEST[0]}.{platform.NEWEST[1]}"
+    assert f"use Python {span}" in said and f"Python {version[0]}.{version[1]} " in said
+    python = suggested_python(said)
+    runs = subprocess.run([python, "scripts/supported.py"], cwd=REPO, env=bare_env())
+    assert runs.returncode == 0, f"{python}, suggested, is refused too"
 
 
 @pytest.mark.parametrize("version", SUPPORTED)
 def test_a_supported_python_passes(version):
-    assert platform.python_problem(version) is None
+    assert supported_script().version_problem(version, platform.OLDEST, platform.NEWEST) is None
 
 
-def test_make_setup_refuses_an_old_python_in_one_line(tmp_path):
-    old = older_python()
-    if old is None:
+def test_make_setup_refuses_every_old_python_here_in_one_line(tmp_path):
+    """Each Python older than the course (2.7 too: the check must read under it) gets one
+    line naming a Python that runs here, and nothing is installed."""
+    olds = older_pythons()
+    if not olds:
         pytest.skip("this machine has no Python older than the course supports")
+    for old in olds:
+        venv = tmp_path / "venv"
+        done = subprocess.run(["make", "--no-print-directory", "setup", f"PYTHON={old}",
+                               f"VENV={venv}"], cwd=REPO, capture_output=True, text=True,
+                              env=bare_env())
+        assert done.returncode == 2, old
+        said = said_by_the_course(done.stderr)
+        assert len(said) == 1 and "is older than the course supports" in said[0], done.stderr
+        assert "Traceback" not in done.stderr and not venv.exists()
+        suggested_python(said[0])
+
+
+def test_a_python_that_does_not_run_here_is_named_with_one_that_does(tmp_path):
+    done = subprocess.run(["make", "--no-print-directory", "setup", "PYTHON=python3.99",
+                           f"VENV={tmp_path / 'venv'}"], cwd=REPO, capture_output=True,
+                          text=True, env=bare_env())
+    said = said_by_the_course(done.stderr)
+    assert done.returncode == 2 and len(said) == 1, done.stderr
+    assert said[0].startswith("make: python3.99 does not run here: use Python ")
+
+
+def test_make_setup_with_another_python_than_the_environments_says_make_clean(tmp_path):
+    """An environment exists (a stand-in: its python is this suite's, its stamp is new, so
+    nothing installs); naming another Python on the command line says so in one line
+    instead of make's "Nothing to be done"."""
+    here = sys.version_info[:2]
+    other = next((p for p in pythons().values() if python_version(p) != here), None)
+    if other is None:
+        pytest.skip("this machine has no second supported Python")
     venv = tmp_path / "venv"
-    done = subprocess.run(["make", "--no-print-directory", "setup", f"PYTHON={old}",
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    (venv / ".installed").touch()
+    done = subprocess.run(["make", "--no-print-directory", "setup", f"PYTHON={other}",
                            f"VENV={venv}"], cwd=REPO, capture_output=True, text=True,
                           env=bare_env())
-    assert done.returncode == 2
     said = said_by_the_course(done.stderr)
-    assert len(said) == 1 and "is older than the course supports" in said[0], done.stderr
-    assert "Traceback" not in done.stderr and not venv.exists()
+    assert done.returncode == 2 and len(said) == 1, done.stdout + done.stderr
+    assert "make clean" in said[0] and f"Python {here[0]}.{here[1]}" in said[0]
+    same = subprocess.run(["make", "--no-print-directory", "setup", f"PYTHON={sys.executable}",
+                           f"VENV={venv}"], cwd=REPO, capture_output=True, text=True,
+                          env=bare_env())
+    assert same.returncode == 0, same.stderr
 
 
 @pytest.mark.slow
@@ -203,7 +271,7 @@ def test_the_pins_resolve_for_each_supported_python_on_linux_and_macos(tmp_path)
     for version, name in cases:
         command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
                    "--ignore-installed", "--disable-pip-version-check", "--only-binary=:all:",
-                   "--python-version", platform.version_text(version),
+                   "--python-version", dotted(version),
                    *[arg for tag in tags[name] for arg in ("--platform", tag)],
                    "-c", str(REPO / "constraints.txt"), "-r", str(requirements)]
         log = tmp_path / f"{version[1]}-{name.replace(' ', '-')}.log"
@@ -217,7 +285,7 @@ def test_the_pins_resolve_for_each_supported_python_on_linux_and_macos(tmp_path)
         if ok != (version in SUPPORTED):
             errors = [line for line in log.read_text().splitlines() if "ERROR" in line
                       or "requested" in line or "depends on" in line]
-            failed.append(f"Python {platform.version_text(version)} on {name}: "
+            failed.append(f"Python {dotted(version)} on {name}: "
                           f"{'resolves' if ok else 'does not resolve'}: {errors[:4]}")
     assert not failed, ("the supported range and the pins disagree (change the pins or "
                         "course/base/platform.py's range):\n" + "\n".join(failed))

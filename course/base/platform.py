@@ -6,13 +6,14 @@ macOS have all of it; native Windows has none of it, and Windows runs the course
 WSL2. This module is the one statement of both, read by:
 
 - ``scripts/supported.py`` (``make setup``, ``make lab``, ``make test``, ``make check``),
-  which refuses an unsupported Python or system in one line before anything installs;
+  which refuses an unsupported Python or system in one line before anything installs (it
+  reads :data:`OLDEST` and :data:`NEWEST` as text: keep them literal tuples);
 - ``course/__init__.py``, which refuses to import on a system without them
   (:func:`require_posix`), with the same line instead of an error deep inside week 3;
 - the README's "Where it runs" table and ``tests/test_platforms.py``.
 
-It imports only the standard library and must stay readable by old Pythons: the set-up
-check runs it with whatever ``python3`` a learner has, before any version check passed.
+It imports only the standard library; the set-up check loads it only under a supported
+Python.
 """
 
 from __future__ import annotations
@@ -36,24 +37,6 @@ Windows lacks."""
 
 WSL = ("on Windows, run the course inside WSL2 (in PowerShell: wsl --install; then clone "
        "and run make there): https://learn.microsoft.com/windows/wsl/install")
-
-
-def version_text(version: tuple[int, int]) -> str:
-    return f"{version[0]}.{version[1]}"
-
-
-def python_problem(version: tuple[int, ...] | None = None) -> str | None:
-    """One line saying why this Python cannot run the course, or None if it can."""
-    major_minor = tuple((version or sys.version_info)[:2])
-    if OLDEST <= major_minor <= NEWEST:
-        return None
-    supported = f"{version_text(OLDEST)} to {version_text(NEWEST)}"
-    if major_minor < OLDEST:
-        why = "is older than the course supports"
-    else:
-        why = "is newer than the course's pinned packages have wheels for"
-    return (f"Python {version_text(major_minor)} {why}: use Python {supported}, e.g. "
-            f"make setup PYTHON=python{version_text(NEWEST)}")
 
 
 def posix_problem() -> str | None:
