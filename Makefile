@@ -114,13 +114,15 @@ PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST
 
 # `make test` is the learner's: pytest collects the graded tests of each weekN/weekN.ipynb
 # (course/grading/learner.py), grades a started week as `make check` does and skips the
-# rest; WEEK=5 checks one week, K=resume picks tests by name, ARGS='-x' passes options on.
+# rest; WEEK=5 checks one week, K=resume picks tests by name, ARGS='-x' passes options on
+# (ARGS=-v drops the -q, so each test is named with its result).
 # The installed pytest plugins (xdist, anyio, ...) are the course suite's, not needed here:
 # not loading them halves a fresh clone's run (0.21 s against 0.39 s).
 WEEK_FOLDERS = $(if $(WEEK),week$(WEEK),$(patsubst %/,%,$(sort $(wildcard week[0-9]*/))))
 test: setup
 	@$(SUPPORTED)
-	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner -q \
+	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner \
+		$(if $(findstring -v,$(ARGS)),,-q) \
 		-rfE $(WEEK_FOLDERS) $(if $(K),-k '$(K)') $(ARGS) || { status=$$?; \
 		test $$status != 5 || echo "make test: no test of $(WEEK_FOLDERS) matches K='$(K)'" >&2; \
 		exit $$status; }
