@@ -338,6 +338,13 @@ def test_an_extension_is_nbgraders_and_the_late_rule_follows_it(course, term):
     instructor(course, "extend", "--week", "1", "--student", "dee", "--hours", "0")
     assert num(table(course)["dee"], "late_penalty") == pytest.approx(0.2 * (AUTO + 2))
     instructor(course, "extend", "--week", "1", "--student", "dee", "--hours", "48")
+    # before grading (fay's notebook waits for a readable copy), nbgrader's extension
+    # needs a submission entry: it holds the extension and adds no row of its own
+    before = table(course)
+    instructor(course, "extend", "--week", "1", "--student", UNREADABLE, "--hours", "24")
+    assert table(course) == before
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        assert gb.find_submission("week1", UNREADABLE).extension.total_seconds() == 86400
     nobody = instructor(course, "extend", "--week", "1", "--student", "ziggy", "--hours", "1",
                         check=False)
     assert nobody.returncode == 2 and "ziggy is not in the gradebook" in nobody.stderr
