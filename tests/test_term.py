@@ -155,7 +155,7 @@ def term(course):
     text = nbformat.writes
     download = lms_download(course.parent / "week1-submissions.zip", {
         "ada_2026-12-01T09-00-00Z_week1.ipynb": text(solution),
-        "bo_2026-12-01T09-00-00Z_week1.ipynb": text(blank),
+        "bo_week1.ipynb": text(blank),  # no time in the name
         "cy_20261201T090000Z_week1.ipynb": text(half),
         "dee_2026-12-03T09-00-00Z_week1.ipynb": text(solution),  # 24 h late
         "eve_2026-12-01T09-00-00Z_week1.ipynb": text(solution),
@@ -169,8 +169,12 @@ def term(course):
 
 def test_an_lms_download_comes_in_with_names_and_times(course, term):
     *_, brought = term
+    assert "bo: WARNING: the download gives no submission time" in brought
+    assert not (course / "submitted" / "bo" / "week1" / "timestamp.txt").exists()
     for student in CLASS:
         assert f"{student}: collected into submitted/{student}/week1/" in brought
+        if student == "bo":
+            continue
         stamp = (course / "submitted" / student / "week1" / "timestamp.txt").read_text()
         assert stamp == ("2026-12-03 09:00:00" if student == "dee" else
                          "2026-12-01 08:00:00" if student == UNREADABLE else
@@ -204,6 +208,8 @@ def test_a_submitter_not_on_the_class_list_is_named(term):
 def test_the_first_grading_scores_and_names_everyone(term):
     first, rows, _ = term
     assert set(rows) == CLASS
+    assert "bo: no timestamp.txt in submitted/bo/week1/" in first.stdout  # counted on time
+    assert rows["bo"]["submitted_at"] == "" and rows["ada"]["submitted_at"] != ""
     assert rows["ada"]["first_name"] == "Ada" and rows["eve"]["last_name"] == "Arden"
     assert num(rows["ada"], "autograded") == num(rows["dee"], "autograded") == AUTO
     assert num(rows["bo"], "autograded") == 0 and 0 < num(rows["cy"], "autograded") < AUTO
