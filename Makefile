@@ -12,23 +12,45 @@ export PATH := $(abspath $(BIN)):$(PATH)
 .PHONY: setup lab test test-all test-fast crashtest bench mutants release check lint lock clean help
 
 help:
+	@echo "Learners"
+	@echo "make setup      the course's .venv from constraints.txt (lab, test and check do it first)"
 	@echo "make lab [WEEK=5] [ROLE=instructor] [LAB_ARGS='--no-browser --port=9999']"
 	@echo "                open the course in JupyterLab at week 5 (default: week 1; sets everything"
 	@echo "                up first); ROLE=instructor adds nbgrader's Formgrader and Create Assignment,"
 	@echo "                LAB_ARGS goes to jupyter lab as it is"
-	@echo "make test [WEEK=5] [K=resume]   your notebooks' graded tests, by name (hidden ones too)"
-	@echo "make test-all   every test of the course itself (contributors, CI)"
-	@echo "make claude-cli install week 7's real Claude Code CLI, pinned (npm ci, about 400 MB)"
+	@echo "make test [WEEK=5] [K=resume] [ARGS=-v]   your notebooks' graded tests (hidden ones too);"
+	@echo "                ARGS=-v names each test as it passes"
 	@echo "make check [WEEK=5 [SUBMISSION=dir]]   grade your own notebooks (every week you started, without WEEK)"
+	@echo "make site       the course as a website, with the notebooks' real outputs and no answers:"
+	@echo "                website/_build/html/index.html (weeks whose notebooks did not change are not run again)"
+	@echo "make claude-cli install week 7's real Claude Code CLI, pinned (npm ci, about 400 MB)"
+	@echo ""
+	@echo "Instructors (docs/instructors.md; WEEK=N is required unless shown in brackets)"
+	@echo "make roster FILE=students.csv    the class list into the gradebook (id,first_name,last_name,email[,lms_user_id])"
+	@echo "make release [WEEK=5]            regenerate week*/ from solutions/ and register them in gradebook.db"
+	@echo "make due WEEK=5 DUE='2026-12-10 17:00 UTC'   a week's due date"
+	@echo "make extend WEEK=5 STUDENT=bo HOURS=48       nbgrader's extension for one student (HOURS=0 removes it)"
+	@echo "make to-students WEEK=5          hand the week out through nbgrader's exchange"
+	@echo "make collect WEEK=5              the exchange's submissions into submitted/"
+	@echo "make collect-lms WEEK=5 FILE=submissions.zip [PATTERN=regex]   an LMS's download into submitted/"
+	@echo "make grade WEEK=5 [STUDENT=id]   grade submitted/*/week5/ in parallel, sandboxed; grades/week5.csv"
+	@echo "make feedback WEEK=5             feedback/ again from the gradebook (after grading by hand)"
+	@echo "make return-feedback WEEK=5 [ANYWAY=1]   release the feedback; names who is left out and why"
+	@echo "make export WEEK=5               grades/week5.csv and grades/week5-canvas.csv (an LMS import)"
+	@echo "make student-edition DEST=dir    the repository a graded class clones (no solutions)"
+	@echo "make hub-deps    the class JupyterHub's own environment (docs/instructors.md)"
+	@echo ""
+	@echo "Contributors (docs/contributing.md)"
+	@echo "make test-all   every test of the course itself (CI; 10 to 15 minutes on 2 cores)"
+	@echo "make test-fast  the same without the slow and the browser tests"
 	@echo "make crashtest  kill the CloudWave graph at every node and point, and fuzz it"
 	@echo "make bench      measure the costs side by side"
 	@echo "make mutants [ONLY='name ...']   plant known bugs one at a time; which tests catch each"
-	@echo "make release    regenerate week*/ from solutions/ and register them in gradebook.db (instructors)"
-	@echo "make grade WEEK=5 [STUDENT=id]   grade submitted/*/week5/ in parallel (instructors: docs/instructors.md)"
-	@echo "make roster FILE=students.csv    the class list into the gradebook (instructors)"
-	@echo "make due WEEK=5 DUE='2026-12-10 17:00 UTC'   a week's due date (instructors)"
-	@echo "make site       the course as a website, with the notebooks' real outputs and no answers:"
-	@echo "                website/_build/html/index.html (weeks whose notebooks did not change are not run again)"
+	@echo "make lint       ruff over course, tests, bench, scripts and solutions"
+	@echo "make lock       re-resolve constraints.txt (as an unprivileged user)"
+	@echo "make browser-deps / make sandbox-deps / make site-deps   Chromium, bubblewrap, the site's tools"
+	@echo "make clean      remove .venv and every run's and grading's leftovers"
+	@echo "make help       this list"
 
 setup: $(STAMP)
 	@$(SUPPORTED)
@@ -97,13 +119,15 @@ PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST
 
 # `make test` is the learner's: pytest collects the graded tests of each weekN/weekN.ipynb
 # (course/grading/learner.py), grades a started week as `make check` does and skips the
-# rest; WEEK=5 checks one week, K=resume picks tests by name, ARGS='-x' passes options on.
+# rest; WEEK=5 checks one week, K=resume picks tests by name, ARGS='-x' passes options on
+# (ARGS=-v drops the -q, so each test is named with its result).
 # The installed pytest plugins (xdist, anyio, ...) are the course suite's, not needed here:
 # not loading them halves a fresh clone's run (0.21 s against 0.39 s).
 WEEK_FOLDERS = $(if $(WEEK),week$(WEEK),$(patsubst %/,%,$(sort $(wildcard week[0-9]*/))))
 test: setup
 	@$(SUPPORTED)
-	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner -q \
+	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner \
+		$(if $(findstring -v,$(ARGS)),,-q) \
 		-rfE $(WEEK_FOLDERS) $(if $(K),-k '$(K)') $(ARGS) || { status=$$?; \
 		test $$status != 5 || echo "make test: no test of $(WEEK_FOLDERS) matches K='$(K)'" >&2; \
 		exit $$status; }
@@ -176,7 +200,16 @@ grade: setup
 	@test -n "$(WEEK)" || { echo "make grade: give the week, e.g. make grade WEEK=5" >&2; exit 2; }
 	$(INSTRUCTOR) grade --week $(WEEK) --workers $(WORKERS) $(if $(DB_URL),--db-url $(DB_URL)) \
 		$(foreach s,$(STUDENT),--student $(s))
-.PHONY: roster due
+.PHONY: roster due collect-lms extend
+# An LMS's download (a zip of the class's notebooks) into submitted/ with nbgrader's
+# zip_collect (course/grading/lms.py: the file names it reads, PATTERN for others).
+collect-lms: setup
+	@test -n "$(WEEK)" -a -n "$(FILE)" || { echo "make collect-lms: give the week and the download, e.g. make collect-lms WEEK=5 FILE=submissions.zip" >&2; exit 2; }
+	$(INSTRUCTOR) collect-lms --week $(WEEK) --file '$(FILE)' $(if $(PATTERN),--pattern '$(PATTERN)') $(if $(DB_URL),--db-url $(DB_URL))
+# nbgrader's extension (Gradebook.grant_extension): HOURS past the due date for STUDENT.
+extend: setup
+	@test -n "$(WEEK)" -a -n "$(STUDENT)" -a -n "$(HOURS)" || { echo "make extend: give the week, the student and the hours, e.g. make extend WEEK=5 STUDENT=bo HOURS=48" >&2; exit 2; }
+	$(INSTRUCTOR) extend --week $(WEEK) --student '$(STUDENT)' --hours $(HOURS) $(if $(DB_URL),--db-url $(DB_URL))
 roster: setup
 	@test -n "$(FILE)" || { echo "make roster: give the class list, e.g. make roster FILE=students.csv (columns id,first_name,last_name,email)" >&2; exit 2; }
 	$(INSTRUCTOR) roster --file $(FILE) $(if $(DB_URL),--db-url $(DB_URL))
@@ -204,5 +237,5 @@ lock: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts bench/results \
-		submitted autograded feedback gradebook.db grades grades.csv
+		submitted autograded feedback downloaded gradebook.db grades grades.csv
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -58,6 +58,21 @@ def test_every_make_command_in_the_docs_exists():
     assert named - make_targets() == set()
 
 
+def test_make_help_lists_every_target_the_docs_name():
+    """``make help`` says it lists every command: each target the README or a guide in
+    docs/ names is on one of its lines, and every target it lists exists."""
+    text = (REPO / "README.md").read_text() + "".join(
+        p.read_text() for p in sorted((REPO / "docs").glob("*.md")))
+    named = set(re.findall(r"(?:`|^)make ([a-z][a-z-]*)", text, re.M))
+    done = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    listed = set(re.findall(r"(?:^|\s)make ([a-z][a-z-]*)", done.stdout, re.M))
+    assert named - listed == set(), f"named in the docs, not in make help: {named - listed}"
+    unknown = listed - make_targets()
+    assert unknown == set(), f"make help lists no such target: {unknown}"
+
+
 def test_the_readme_gives_the_guides_commands():
     guide = {line.split(" ANYWAY")[0] for _, lines in blocks(GUIDE.read_text())
              for line in lines}
@@ -84,7 +99,8 @@ def test_git_ignores_every_grading_artefact():
     if inside.stdout.strip() != "true":
         pytest.skip("not a git checkout (a copy of the files): nothing for git to ignore")
     names = ["gradebook.db", "grades.csv", "grades/week5.csv", "submitted/a/week5/x.ipynb",
-             "autograded/a/week5/x.ipynb", "feedback/a/week5/x.html", "exchange/x"]
+             "autograded/a/week5/x.ipynb", "feedback/a/week5/x.html", "exchange/x",
+             "downloaded/week5/archive/submissions.zip"]
     done = subprocess.run(["git", "check-ignore", *names], cwd=REPO, capture_output=True,
                           text=True)
     assert done.stdout.split() == names

@@ -440,3 +440,34 @@ def test_make_check_says_when_it_grades_another_clones_notebooks(tmp_path):
     assert note is not None and f"grades the notebooks in {repo}/, not in {clone}/" in note
     assert other_clone_note(repo, repo) is None  # the clone whose course this Python imports
     assert other_clone_note(tmp_path, repo) is None  # not a clone of the course at all
+
+
+@pytest.mark.parametrize("path, student, when", [
+    ("/d/week5 submissions/ada_2026-12-01T09-00-00Z_week5.ipynb", "ada",
+     "2026-12-01 09:00:00 UTC"),
+    ("/d/bo_20261201T100000+0100_week5.ipynb", "bo", "2026-12-01 10:00:00+01:00"),
+    ("/d/cy/20261201T090000Z_week5.ipynb", "cy", "2026-12-01 09:00:00 UTC"),
+    ("/d/dee_week5.ipynb", "dee", None),
+    ("/d/eve/week5.ipynb", "eve", None),
+])
+def test_the_lms_collector_reads_ids_and_times_from_file_names(path, student, when):
+    from nbgrader.utils import parse_utc
+
+    from course.grading.lms import LmsCollector
+
+    info = LmsCollector().collect(path)
+    assert (info["student_id"], info["file_id"], info.get("timestamp")) == (
+        student, "week5.ipynb", when)
+    if when:
+        parse_utc(info["timestamp"])  # a time nbgrader reads (zip_collect parses it)
+
+
+def test_the_lms_collector_skips_what_it_cannot_place_and_takes_a_pattern():
+    from course.grading.lms import LmsCollector
+
+    assert LmsCollector().collect("/d/index.html") is None  # not a notebook
+    assert LmsCollector().collect("/d/a_b_week5.ipynb") is None  # whose is it?
+    mine = LmsCollector(named_regexp=r".*/(?P<student_id>[a-z]+)-(?P<file_id>week5)-"
+                                     r"(?P<timestamp>[0-9T:Z-]+)\.ipynb")  # the guide's
+    assert mine.collect("/d/ada-week5-2026-12-01T09-00-00Z.ipynb") == {
+        "student_id": "ada", "file_id": "week5", "timestamp": "2026-12-01 09:00:00 UTC"}

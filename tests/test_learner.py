@@ -136,3 +136,20 @@ def test_the_courses_own_suite_passes_where_the_learner_solved_weeks_1_and_5(tmp
                               env=env)
         assert done.returncode == 0, done.stdout[-4000:]
         assert "failed" not in done.stdout and " passed" in done.stdout
+
+
+def test_make_test_names_each_test_with_args_v():
+    """The README's ``make test ARGS=-v``: the Makefile then leaves out its ``-q`` (with
+    both, pytest's verbosity is back to one dot per test); without it, ``-q`` stays."""
+    def command(*args: str) -> str:
+        done = subprocess.run(["make", "-n", "--no-print-directory", "test", *args],
+                              cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.replace("\\\n", " ").splitlines()  # a recipe's continued lines
+        [line] = [ln for ln in lines if "course.grading.learner" in ln]
+        return " ".join(line.split())
+
+    assert " -q " in command()
+    verbose = command("ARGS=-v")
+    assert " -q " not in verbose and verbose.split(" || ")[0].split()[-1] == "-v"
+    assert "ARGS=-v" in (REPO / "README.md").read_text()

@@ -69,6 +69,16 @@ class GradingError(Exception):
     """The request cannot be graded (bad week or folder) or nbgrader itself failed."""
 
 
+class UnreadableNotebook(GradingError):
+    """A submitted notebook that is not valid notebook JSON. Its message speaks to the
+    learner (``make check``); ``path`` and ``detail`` let the instructor's tools say it
+    their way."""
+
+    def __init__(self, message: str, path: Path, detail: str):
+        super().__init__(message)
+        self.path, self.detail = path, detail
+
+
 @dataclass
 class CellResult:
     grade_id: str
@@ -396,10 +406,11 @@ def _check_folder(folder: Path, notebooks: list[str], week: int) -> None:
             try:
                 nbformat.read(folder / name, as_version=4)
             except Exception as error:  # JSON or schema errors: say which file, grade nothing
-                raise GradingError(
-                    f"{folder / name} is not a readable notebook ({type(error).__name__}: "
-                    f"{str(error).splitlines()[0][:120]}); restore it from a checkpoint "
-                    "(File > Revert Notebook to Checkpoint) or from git") from None
+                detail = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+                raise UnreadableNotebook(
+                    f"{folder / name} is not a readable notebook ({detail}); restore it from "
+                    "a checkpoint (File > Revert Notebook to Checkpoint) or from git",
+                    folder / name, detail) from None
 
 
 def _num(value: float) -> str:

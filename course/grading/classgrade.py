@@ -40,13 +40,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from course.grading import late
-from course.grading.autograde import GradingError, check_request
+from course.grading.autograde import GradingError, UnreadableNotebook, check_request
 from course.grading.instructor import (
     GRADES_DIR,
     course_config,
     db_url_of,
     ensure_registered,
     export,
+    roster_ids,
     run_converter,
     tools_on_path,
 )
@@ -242,10 +243,18 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     config = course_config(repo, url)
     rule = late.plugin(config)
     notes, gradable = {}, {}
+    strangers = _strangers(sorted(everyone), repo, url)
     for student, folder in everyone.items():
         try:
             check_request(week, [folder], repo=repo)
             gradable[student] = folder
+            if not (folder / "timestamp.txt").is_file():
+                print(f"{student}: no timestamp.txt in submitted/{student}/week{week}/ (placed "
+                      "by hand?): nbgrader counts it on time; write the time it was handed in "
+                      "there (2026-12-01 09:00:00 UTC) if that matters", flush=True)
+        except UnreadableNotebook as error:
+            notes[student] = f"not graded: {unreadable_note(student, week, error, repo)}"
+            print(f"{student}: NOT GRADED: {unreadable_note(student, week, error, repo)}")
         except GradingError as error:
             notes[student] = f"not graded: {error}"
             print(f"{student}: NOT GRADED: {error}")
@@ -289,13 +298,16 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             for student in group:
                 lines, notes[student] = _describe(student, reports.get(student), blocked)
                 said.extend(lines)
+            for student in set(group) & set(strangers):
+                notes[student] = "; ".join(filter(None, [STRANGER, notes[student]]))
             merged.extend(merge(place / "course", group, week, repo, url, notes, rule))
 
         _wait(jobs, week, Progress(len(gradable), week) if gradable else None, merge_group)
     for line in said:
         print(line)
-    _record_ungraded(week, repo, url, {s: n for s, n in notes.items() if s not in gradable
-                                        or n.startswith("grading failed")})
+    _record_ungraded(week, repo, url, {
+        s: "; ".join(filter(None, [STRANGER if s in strangers else "", n]))
+        for s, n in notes.items() if s not in gradable or n.startswith("grading failed")})
     for line in _after_merge(week, repo, url, merged, config):
         print(line, flush=True)
     path = export(week, repo, url)
@@ -303,6 +315,37 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
           "late penalties, submission time); feedback in feedback/<student>/"
           f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
     return 0 if gradable and not failed else 2
+
+
+STRANGER = "not on the class list"  # the CSV note of a submitter the roster does not name
+
+
+def unreadable_note(student: str, week: int, error: UnreadableNotebook, repo: Path) -> str:
+    """What the instructor reads about a submission whose notebook is not valid JSON."""
+    try:
+        where = error.path.resolve().relative_to(Path(repo).resolve())
+    except ValueError:
+        where = error.path
+    return (f"{where} is not a readable notebook ({error.detail}); ask {student} for a "
+            f"readable copy (their last checkpoint or their git history), put it in "
+            f"submitted/{student}/week{week}/ and run `make grade WEEK={week} "
+            f"STUDENT={student}`")
+
+
+def _strangers(students: list[str], repo: Path, url: str) -> list[str]:
+    """The submitters the class list does not name, each warned about on stdout (graded
+    all the same: the id may be a typo, or a late addition to the class)."""
+    known = roster_ids(repo, url)
+    if not known:
+        print("WARNING: there is no class list in the gradebook (make roster "
+              "FILE=students.csv): the CSV's rows will have no names", flush=True)
+        return []
+    strangers = [s for s in students if s not in known]
+    for student in strangers:
+        print(f"{student}: WARNING: not on the class list (make roster): graded, but "
+              f"the CSV has no name for {student}; check the id, or add them to the "
+              "roster", flush=True)
+    return strangers
 
 
 def _die_with_parent() -> None:

@@ -11,13 +11,18 @@
   by default, ``COURSE_EXCHANGE`` elsewhere) writable by every account, then
   ``nbgrader release_assignment``.
 - ``collect``: ``nbgrader collect --update`` into ``submitted/<student>/weekN/``.
+- ``collect-lms``: an LMS's download (a zip) into ``submitted/`` with nbgrader's
+  ``zip_collect`` (:mod:`course.grading.lms`).
 - ``grade``: every submission in ``submitted/``, graded in parallel and sandboxed
   (:mod:`course.grading.classgrade`), merged into the gradebook, feedback made, and
   ``grades/weekN.csv`` written (:func:`export`).
 - ``feedback``: ``nbgrader generate_feedback`` from the gradebook (after manual grading).
-- ``return``: ``nbgrader release_feedback``; refuses (one line per student) while
-  written answers still wait for a grader, unless ``--anyway``.
-- ``export``: ``grades/weekN.csv`` from the gradebook.
+- ``return``: ``nbgrader release_feedback`` to every student it can reach; refuses (one
+  line per student) while written answers still wait for a grader, unless ``--anyway``;
+  names who was left out and why (:func:`return_feedback`).
+- ``export``: ``grades/weekN.csv`` from the gradebook, and ``grades/weekN-canvas.csv``
+  for an LMS's gradebook import (:func:`canvas_rows`).
+- ``extend``: nbgrader's extension for one student (:func:`grant_extension`).
 
 Every nbgrader call runs with this virtualenv's ``bin/`` on PATH (nbgrader starts
 ``alembic`` as a program). Errors are one line and exit status 2.
@@ -31,6 +36,7 @@ import os
 import stat
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,6 +199,7 @@ class Row:
     late_penalty: float = 0.0
     first_name: str = ""
     last_name: str = ""
+    graded: bool = True  # False: the submission could not be graded (the note says why)
 
     @property
     def manual_state(self) -> str:
@@ -227,7 +234,10 @@ def rows(week: int, repo: Path = REPO, db_url: str | None = None) -> list[Row]:
     found = []
     with Gradebook(db_url_of(repo, db_url)) as gb:
         notes = notes_of(gb, f"week{week}")
+        names = {s.id: (s.first_name or "", s.last_name or "") for s in gb.students}
         for sub in gb.assignment_submissions(f"week{week}"):
+            if not _was_graded(sub):  # an extension granted before any grading
+                continue
             auto = auto_max = manual_max = penalty = 0.0
             manual: float | None = 0.0
             for nb in sub.notebooks:
@@ -250,9 +260,42 @@ def rows(week: int, repo: Path = REPO, db_url: str | None = None) -> list[Row]:
                              penalty, student.first_name or "", student.last_name or ""))
     graded = {row.student for row in found}
     auto_max, manual_max = maxima(repo, week)
-    found += [Row(student, "", 0.0, auto_max, None, manual_max, note)  # could not be graded
-              for student, note in notes.items() if student not in graded]
+    for student, note in notes.items():  # could not be graded: 0 points, the note says why
+        if student not in graded:
+            first, last = names.get(student, ("", ""))
+            found.append(Row(student, submitted_at(repo, week, student), 0.0, auto_max,
+                             None, manual_max, note, first_name=first, last_name=last,
+                             graded=False))
     return sorted(found, key=lambda r: r.student)
+
+
+def _was_graded(submission) -> bool:
+    """nbgrader made this submission's scores (autograde, or a hand grade): not an entry
+    :func:`extend` created for a student who has not been graded yet."""
+    return any(grade.auto_score is not None or grade.manual_score is not None
+               for nb in submission.notebooks for grade in nb.grades)
+
+
+def submitted_at(repo: Path, week: int, student: str) -> str:
+    """The time in ``submitted/<student>/weekN/timestamp.txt``, as the CSV writes times
+    (UTC), or "" when there is none or it is not a time."""
+    from nbgrader.utils import parse_utc
+
+    stamp = Path(repo) / "submitted" / student / f"week{week}" / "timestamp.txt"
+    try:
+        return parse_utc(stamp.read_text().strip()).isoformat(sep=" ", timespec="seconds")
+    except (OSError, ValueError, OverflowError, TypeError):
+        return ""
+
+
+def roster_ids(repo: Path = REPO, db_url: str | None = None) -> set[str]:
+    """The ids of the students the class list put in the gradebook (a name, an email or
+    an LMS id recorded); nbgrader itself adds bare ids for whoever it grades."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url_of(repo, db_url)) as gb:
+        return {s.id for s in gb.students
+                if s.first_name or s.last_name or s.email or s.lms_user_id}
 
 
 def maxima(repo: Path, week: int) -> tuple[float, float]:
@@ -299,7 +342,10 @@ def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
     refresh_penalties(week, repo, db_url)
     target = Path(repo) / GRADES_DIR / f"week{week}.csv"
     target.parent.mkdir(exist_ok=True)
-    _write_csv(target, HEADER, [r.cells() for r in rows(week, repo, db_url)])
+    table = rows(week, repo, db_url)
+    _write_csv(target, HEADER, [r.cells() for r in table])
+    canvas_header, canvas_lines = canvas_rows(week, table, repo, db_url)
+    _write_csv(target.with_name(f"week{week}-canvas.csv"), canvas_header, canvas_lines)
     with Gradebook(db_url_of(repo, db_url)) as gb:
         log = regrade_log(gb, f"week{week}")
     if log:
@@ -308,6 +354,33 @@ def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
         _write_csv(target.with_name(f"week{week}-regrades.csv"), columns,
                    [["" if e[c] is None else e[c] for c in columns] for e in log])
     return target
+
+
+CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+
+
+def canvas_rows(week: int, table: list[Row], repo: Path = REPO, db_url: str | None = None,
+                ) -> tuple[list[str], list[list[str]]]:
+    """``grades/weekN-canvas.csv``: the shape of Canvas's own gradebook export, which its
+    *Import* reads back (Student, ID, SIS User ID, SIS Login ID, Section, one column per
+    assignment, a "Points Possible" line first). ID is nbgrader's ``lms_user_id`` (the
+    roster's ``lms_user_id`` column: the Canvas user id), SIS Login ID the course's student
+    id. The score is ``total_so_far``, left empty while written answers wait for a grader
+    or when the notebook could not be graded (Canvas leaves an empty cell alone)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url_of(repo, db_url)) as gb:
+        lms = {s.id: s.lms_user_id or "" for s in gb.students}
+    column = f"week{week}"
+    possible = [f"{r.autograded_max + r.manual_max:g}" for r in table[:1]] or [""]
+    lines = [["    Points Possible", "", "", "", "", *possible]]
+    for r in table:
+        name = ", ".join(part for part in (r.last_name, r.first_name) if part) or r.student
+        total = r.autograded + (r.manual or 0) - r.late_penalty
+        done = r.graded and r.manual_state != "not yet graded"
+        lines.append([name, lms.get(r.student, ""), "", r.student, "",
+                      f"{total:g}" if done else ""])
+    return [*CANVAS_HEADER, column], lines
 
 
 def _write_csv(target: Path, header: list[str], lines: list[list]) -> None:
@@ -321,7 +394,102 @@ def _write_csv(target: Path, header: list[str], lines: list[list]) -> None:
 
 
 def pending_manual(week: int, repo: Path = REPO, db_url: str | None = None) -> list[str]:
-    return [r.student for r in rows(week, repo, db_url) if r.manual_state == "not yet graded"]
+    """Students graded by nbgrader whose written answers still wait for a person (a row that
+    could not be graded waits for a new notebook, not for a grader)."""
+    return [r.student for r in rows(week, repo, db_url)
+            if r.graded and r.manual_state == "not yet graded"]
+
+
+def return_feedback(week: int, repo: Path = REPO, db_url: str | None = None,
+                    anyway: bool = False) -> int:
+    """``nbgrader release_feedback`` for every student it can reach, each other student
+    named with the reason on stdout; 2 (nothing released) while written answers wait for
+    a grader, unless ``anyway``.
+
+    Left out: a submission that could not be graded (its note); one with no feedback yet;
+    one that did not come through the exchange (no ``submission_secret.txt``: placed by
+    hand or by ``make collect-lms``), whose student could not fetch it (nbgrader names the
+    released file after that secret): its feedback file is named for the instructor to
+    hand back through the LMS."""
+    assignment = f"week{week}"
+    table = rows(week, repo, db_url)
+    waiting = [r.student for r in table if r.graded and r.manual_state == "not yet graded"]
+    if waiting and not anyway:
+        for student in waiting:
+            print(f"{student}: written answers not graded yet (formgrader, then "
+                  f"`make feedback WEEK={week}`)", file=sys.stderr)
+        print("make return-feedback: not released; add ANYWAY=1 to release anyway",
+              file=sys.stderr)
+        return 2
+    feedback = Path(repo) / "feedback"
+    folders = {p.parent.name: p for p in sorted(feedback.glob(f"*/{assignment}")) if p.is_dir()}
+    ready, left_out = [], {}
+    for row in table:
+        folder = folders.get(row.student)
+        pages = sorted(folder.glob("*.html")) if folder else []
+        if not row.graded:
+            left_out[row.student] = row.note.removeprefix("not graded: ")
+        elif not pages:
+            left_out[row.student] = f"no feedback yet (make feedback WEEK={week})"
+        elif not (folder / "submission_secret.txt").is_file() \
+                or not (folder / "timestamp.txt").is_file():
+            shown = ", ".join(str(p.relative_to(repo)) for p in pages)
+            left_out[row.student] = ("submitted outside the exchange (no "
+                                     "submission_secret.txt, e.g. an LMS download), so "
+                                     f"`nbgrader fetch_feedback` cannot find it: give them "
+                                     f"{shown} yourself (e.g. through the LMS)")
+        else:
+            ready.append(row.student)
+    if ready:
+        open_exchange(repo)
+        others = sorted(set(folders) - set(ready))
+        nbgrader(["release_feedback", assignment,
+                  *([f"--CourseDirectory.student_id_exclude={','.join(others)}"]
+                    if others else [])], repo, db_url)
+        print(f"feedback for {assignment} released to {len(ready)} student(s): "
+              f"{', '.join(ready)}; they run `nbgrader fetch_feedback {assignment}`",
+              flush=True)
+    else:
+        print(f"feedback for {assignment}: nobody to release it to through the exchange",
+              flush=True)
+    for student, why in left_out.items():
+        print(f"{student}: not returned: {why}", flush=True)
+    return 0
+
+
+def grant_extension(week: int, student: str, hours: float, repo: Path = REPO,
+                    db_url: str | None = None) -> str:
+    """Give ``student`` ``hours`` more for week N with nbgrader's own extension
+    (``Gradebook.grant_extension``: it replaces an earlier one; 0 removes it), so the late
+    rule, ``make export`` and the formgrader all count from the extended date. A student
+    not graded yet gets nbgrader's empty submission entry to hold it. The new due date for
+    that student, as text."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from sqlalchemy.exc import SAWarning
+
+    if hours < 0:
+        raise GradingError(f"HOURS must be 0 (remove the extension) or more, not {hours:g}")
+    ensure_registered(week, repo, db_url)
+    assignment = f"week{week}"
+    with Gradebook(db_url_of(repo, db_url)) as gb:
+        try:
+            gb.find_student(student)
+        except MissingEntry:
+            raise GradingError(f"{student} is not in the gradebook: check the id, or add "
+                               "them with make roster FILE=students.csv") from None
+        if gb.find_assignment(assignment).duedate is None:
+            raise GradingError(f"week{week} has no due date, so an extension changes "
+                               f"nothing (make due WEEK={week} DUE='2026-12-10 17:00 UTC')")
+        try:
+            gb.find_submission(assignment, student)
+        except MissingEntry:
+            with warnings.catch_warnings():  # nbgrader's own autoflush notes, harmless
+                warnings.filterwarnings("ignore", category=SAWarning)
+                gb.add_submission(assignment, student)
+        gb.grant_extension(assignment, student, hours=hours)
+        due = gb.find_submission(assignment, student).duedate
+    refresh_penalties(week, repo, db_url)
+    return due.isoformat(sep=" ", timespec="minutes") + " UTC"
 
 
 def import_roster(path: Path, repo: Path = REPO, db_url: str | None = None) -> int:
@@ -345,7 +513,7 @@ def import_roster(path: Path, repo: Path = REPO, db_url: str | None = None) -> i
     with Gradebook(db_url_of(repo, db_url)) as gb:
         for row in students:
             fields = {k: (row.get(k) or "").strip() or None
-                      for k in ("first_name", "last_name", "email")}
+                      for k in ("first_name", "last_name", "email", "lms_user_id")}
             gb.update_or_create_student(row["id"].strip(), **fields)
     return len(students)
 
@@ -370,8 +538,9 @@ def set_due_date(week: int, due: str, repo: Path = REPO, db_url: str | None = No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course.grading.instructor",
                                      description="The instructor's nbgrader steps.")
-    parser.add_argument("step", choices=["release", "to-students", "collect", "grade",
-                                         "feedback", "return", "export", "roster", "due"])
+    parser.add_argument("step", choices=["release", "to-students", "collect", "collect-lms",
+                                         "grade", "feedback", "return", "export", "roster",
+                                         "due", "extend"])
     parser.add_argument("--week", type=int, help="the week (release without it: every week)")
     parser.add_argument("--db-url", help="gradebook URL (default: sqlite gradebook.db in the "
                                          "repository; postgresql://... for Postgres)")
@@ -384,9 +553,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--anyway", action="store_true",
                         help="return: release feedback even if written answers are ungraded")
     parser.add_argument("--student", action="append",
-                        help="grade: only this student (repeat for more)")
+                        help="grade: only this student (repeat for more); extend: the "
+                             "student")
     parser.add_argument("--file", type=Path, help="roster: the CSV (id, first_name, "
-                                                   "last_name, email)")
+                                                   "last_name, email[, lms_user_id]); "
+                                                   "collect-lms: the LMS's download")
+    parser.add_argument("--pattern", help="collect-lms: the regular expression that reads "
+                                          "a file's path (course.grading.lms)")
+    parser.add_argument("--hours", type=float, help="extend: hours past the due date")
     parser.add_argument("--due", help="due: the week's due date, e.g. '2026-12-10 17:00 UTC'")
     parser.add_argument("--repo", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -423,18 +597,24 @@ def main(argv: list[str] | None = None) -> int:
             run_converter("generate_feedback", course_config(repo, url), f"week{week}")
             print(f"feedback for week{week} is in feedback/<student>/week{week}/", flush=True)
         elif args.step == "return":
-            waiting = pending_manual(week, repo, url)
-            if waiting and not args.anyway:
-                for student in waiting:
-                    print(f"{student}: written answers not graded yet (formgrader, then "
-                          f"`make feedback WEEK={week}`)", file=sys.stderr)
-                print("make return-feedback: not released; add ANYWAY=1 to release "
-                      "anyway", file=sys.stderr)
-                return 2
-            open_exchange(repo)
-            nbgrader(["release_feedback", f"week{week}"], repo, url)
-            print(f"feedback for week{week} released; students run "
-                  f"`nbgrader fetch_feedback week{week}`", flush=True)
+            return return_feedback(week, repo, url, args.anyway)
+        elif args.step == "collect-lms":
+            from course.grading.lms import collect as collect_lms
+
+            if args.file is None:
+                parser.error("collect-lms needs --file (make collect-lms WEEK=1 "
+                             "FILE=download.zip)")
+            ensure_registered(week, repo, url)
+            for line in collect_lms(week, args.file, repo, args.pattern, url):
+                print(line, flush=True)
+        elif args.step == "extend":
+            if not args.student or len(args.student) != 1 or args.hours is None:
+                parser.error("extend needs one --student and --hours (make extend WEEK=1 "
+                             "STUDENT=bo HOURS=48)")
+            due = grant_extension(week, args.student[0], args.hours, repo, url)
+            print(f"{args.student[0]}: week{week} extended by {args.hours:g} h: due {due} "
+                  "(nbgrader's extension: make grade, make export and the formgrader count "
+                  "lateness from it)", flush=True)
         elif args.step == "export":
             print(f"wrote {export(week, repo, url).relative_to(repo)}", flush=True)
         elif args.step == "roster":
