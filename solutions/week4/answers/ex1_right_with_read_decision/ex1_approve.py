@@ -9,6 +9,8 @@ def approve(state, world):
             decision = {"approved": False,
                         "reason": reason if isinstance(reason, str) and reason.strip()
                         else str(unclear)}
+        if decision["approved"] and not decision["reason"]:
+            decision["reason"] = "approved by a person, who gave no reason"
     else:
         decision = {"approved": True, "reason": "policy: small refund", "by": "policy"}
     return {"approved": decision["approved"], "decision": decision, "log": ["approve"]}
