@@ -92,6 +92,10 @@ def test_lab_command_serves_the_repo_passes_extra_arguments_and_opens_the_notebo
     assert ("--allow-root" in command) == (os.geteuid() == 0)
     chosen = lab_command([], repo=tmp_path, notebook=week_notebook(5, tmp_path))
     assert chosen[-1] == os.path.join("week5", "week5.ipynb")
+    # the printed address (--no-browser) opens the week, not the Launcher; yours wins
+    assert "--LabApp.default_url=/lab/tree/week5/week5.ipynb" in chosen
+    mine = lab_command(["--LabApp.default_url=/lab"], repo=tmp_path)
+    assert [a for a in mine if "default_url" in a] == ["--LabApp.default_url=/lab"]
 
 
 def test_each_role_puts_its_own_settings_first_and_keeps_the_callers():

@@ -438,3 +438,41 @@ def test_make_lab_week_5_serves_the_course_and_opens_week_5(browser, artifacts,
         write_timings(artifacts, "test_make_lab", lab.timings)
     assert hashlib.sha256(expected.read_bytes()).hexdigest() == digest, (
         f"make lab in the browser test changed {relative}")
+
+
+def test_make_lab_no_browser_prints_an_address_that_opens_the_week(browser, artifacts,
+                                                                   tmp_path: Path):
+    """``make lab WEEK=2 LAB_ARGS='--no-browser ...'``: the address the server prints opens
+    week 2's notebook, not the Launcher."""
+    expected = week_notebook(2, REPO)
+    relative = expected.relative_to(REPO).as_posix()
+    digest = hashlib.sha256(expected.read_bytes()).hexdigest()
+    env = isolated_env(tmp_path / "jupyter")
+    port, token = free_port(), secrets.token_urlsafe(24)
+    server = LabServer.start(
+        ["make", "--no-print-directory", "lab", "WEEK=2",
+         f"LAB_ARGS=--no-browser {' '.join(lab_args(port, token))}"],
+        cwd=REPO, env=env, port=port, token=token,
+        log_path=artifacts / "make-lab-no-browser.log", timeout=300)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    lab = LabPage(context.new_page(), server, artifacts / "test_make_lab_no_browser")
+    try:
+        log = server.log_tail(200)
+        printed = [word for line in log.splitlines() for word in line.split()
+                   if word.startswith(f"http://127.0.0.1:{port}/")]
+        assert printed, f"make lab --no-browser printed no address:\n{log}"
+        url = printed[-1]
+        assert f"/lab/tree/{relative}" in url, url
+        # A token given on the command line is printed as "...", a generated one in full.
+        lab.goto(url.replace("token=...", f"token={token}"))
+        lab.wait_notebook(expected.name, timeout_s=120)
+        assert relative in lab.page.url, lab.page.url
+        assert lab.page.locator(".jp-Launcher").count() == 0, "the Launcher opened"
+        lab.shot("make-lab-no-browser-opened-week-2")
+        server.delete_sessions()
+    finally:
+        context.close()
+        server.stop()
+        write_timings(artifacts, "test_make_lab_no_browser", lab.timings)
+    assert hashlib.sha256(expected.read_bytes()).hexdigest() == digest, (
+        f"make lab in the browser test changed {relative}")
