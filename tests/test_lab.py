@@ -223,3 +223,20 @@ def _page_config(server) -> dict:
                       html, re.S)
     assert found, "JupyterLab's page has no jupyter-config-data"
     return json.loads(found.group(1))
+
+
+def test_the_lab_hands_python_notebooks_over_with_the_kernels_language_info():
+    """What JupyterLab compares when the kernel starts (else the tab is marked modified);
+    the browser test opens every week and checks the tab itself."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    from course.classroom.contents import with_kernel_language
+
+    release = json.loads((REPO / "week1" / "week1.ipynb").read_text())
+    assert with_kernel_language(release)["metadata"]["language_info"] == (
+        IPythonKernel.language_info)
+    other = {"metadata": {"kernelspec": {"language": "R", "name": "ir"},
+                          "language_info": {"name": "R"}}}
+    assert with_kernel_language(json.loads(json.dumps(other))) == other
+    assert ("--ServerApp.contents_manager_class=course.classroom.contents."
+            "KernelLanguageContents") in lab_command([])

@@ -24,6 +24,8 @@ Promises:
 - The address the server prints (with ``--no-browser``: the one to open by hand) opens
   the week's notebook, not the Launcher: JupyterLab's default URL is set to
   ``/lab/tree/weekN/weekN.ipynb`` (unless ``LAB_ARGS`` sets one).
+- A notebook just opened is not marked modified when its kernel starts: the server hands
+  it over with the ``language_info`` the kernel will write (``course/classroom/contents.py``).
 - Adds ``--allow-root`` when run as root (JupyterLab refuses root otherwise). Other
   arguments go straight to ``jupyter lab`` (``make lab LAB_ARGS="--port=9999
   --no-browser"``).
@@ -101,7 +103,10 @@ def lab_environment(role: str, environ: dict[str, str] | None = None) -> dict[st
 def lab_command(extra: list[str], repo: Path = REPO, notebook: Path | None = None) -> list[str]:
     """``jupyter lab`` serving ``repo``, with ``extra``, opening ``notebook`` (default: the
     first week's)."""
-    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={repo}"]
+    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={repo}",
+               # a notebook just opened is not marked modified (course/classroom/contents.py)
+               "--ServerApp.contents_manager_class="
+               "course.classroom.contents.KernelLanguageContents"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     command += extra

@@ -476,3 +476,19 @@ def test_make_lab_no_browser_prints_an_address_that_opens_the_week(browser, arti
         write_timings(artifacts, "test_make_lab_no_browser", lab.timings)
     assert hashlib.sha256(expected.read_bytes()).hexdigest() == digest, (
         f"make lab in the browser test changed {relative}")
+
+
+def test_a_freshly_opened_release_is_not_marked_modified(lab: LabPage):
+    """Opening a week and starting its kernel changes nothing the learner did: the tab has
+    no "modified" dot (JupyterLab marks it when the kernel's language_info differs from the
+    notebook's)."""
+    for week in sorted(int(p.name[4:]) for p in lab.server.root.glob("week[0-9]*")
+                       if (p / f"{p.name}.ipynb").is_file()):
+        path = f"week{week}/week{week}.ipynb"
+        lab.open(path)
+        lab.wait_idle(settle_s=1.5)
+        tab = lab.page.locator(".jp-mod-current.lm-TabBar-tab").first
+        classes = (tab.get_attribute("class") or "").split()
+        if "jp-mod-dirty" in classes:
+            lab.shot(f"week{week}-marked-modified", tab)
+        assert "jp-mod-dirty" not in classes, f"{path} is marked modified on opening"
