@@ -492,3 +492,56 @@ def test_a_freshly_opened_release_is_not_marked_modified(lab: LabPage):
         if "jp-mod-dirty" in classes:
             lab.shot(f"week{week}-marked-modified", tab)
         assert "jp-mod-dirty" not in classes, f"{path} is marked modified on opening"
+
+
+def exercise_1_cells(notebook: Path) -> tuple[int, int]:
+    """(index of exercise 1's first answer cell, index of its last cell) among the code
+    cells of ``notebook``, in the order the page shows them."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    code, answer, last, in_exercise_1 = -1, None, None, False
+    for cell in cells:
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("## "):
+            in_exercise_1 = cell.source.lstrip().startswith("## Exercise 1 ")
+            continue
+        if cell.cell_type != "code":
+            continue
+        code += 1
+        if in_exercise_1:
+            last = code
+            if answer is None and cell.metadata.get("nbgrader", {}).get("solution"):
+                answer = code
+    assert answer is not None and last is not None, f"{notebook} has no exercise 1 answer cell"
+    return answer, last
+
+
+@pytest.mark.parametrize("week", range(1, 8))
+def test_run_all_on_a_release_runs_every_demo_down_to_exercise_1(lab: LabPage, week: int):
+    """Run All on a fresh release runs every cell above exercise 1's answer cell without an
+    error, and stops at exercise 1 (its answer cell or its test) with NotImplementedError,
+    as the note at the notebook's top says; week 2's pⁿ sliders are on the page."""
+    path = f"week{week}/week{week}.ipynb"
+    need(lab, path)
+    answer, last = exercise_1_cells(lab.server.root / path)
+    top = nbformat.read(lab.server.root / path, as_version=4).cells[0].source
+    assert "Run All" in top and "exercise 1" in top, f"{path} should say what Run All does"
+    lab.open(path)
+    lab.run_all()
+    cells = lab.wait_run_finished(timeout_s=420)
+    stopped = lab.first_error_cell(cells)
+    lab.shot(f"week{week}-run-all")
+    assert stopped is not None, f"Run All on {path} should stop at exercise 1"
+    assert answer <= stopped.index <= last, (
+        f"Run All on {path} stopped at code cell {stopped.index}, not at exercise 1 "
+        f"(cells {answer}-{last}): {[o.text[:600] for o in stopped.outputs if o.is_error]}")
+    assert "NotImplementedError" in " ".join(o.text for o in stopped.outputs if o.is_error)
+    above = [c for c in cells if c.index < answer]
+    assert above and all(c.executed for c in above), [
+        (c.index, c.prompt) for c in above if not c.executed]
+    assert not lab.error_outputs(above), [o.text[:600] for o in lab.error_outputs(above)]
+    assert not any(c.executed for c in cells if c.index > stopped.index)
+    if week == 2:
+        sliders = lab.page.locator(".compounding-p, .compounding-n")
+        assert sliders.count() == 2 and sliders.first.is_visible(), (
+            "week 2's pⁿ sliders should appear on Run All")
+        assert lab.page.locator(".compounding-plot img").first.is_visible()
+        lab.shot("week2-sliders-on-run-all", lab.page.locator(".compounding-plot").first)
