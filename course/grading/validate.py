@@ -26,6 +26,7 @@ another nbgrader version), nbgrader's handler answers in its own words.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +44,11 @@ from course.grading.verdict import NOT_DONE, failure, in_cell, next_step
 
 # nbgrader's dialog puts "The following cell failed:" above each entry; ours is one entry
 # that is not a cell, so that line is hidden (the error part of an entry is HTML).
-_HIDE_NBGRADER_LINE = ("<style>#validation-message.validation-failed > div > p "
-                       "{display: none;}</style>")
+# The entry's error part (this style, nothing to show) is hidden as well.
+_HIDE_NBGRADER_LINE = ("<style>#validation-message.validation-failed > div > p, "
+                       "#validation-message.validation-failed > div.jp-RenderedText:last-child"
+                       " {display: none;}</style>")
+WIDTH = 88  # the dialog shows the text as it is (no wrapping): lines this long fit
 _POINTS = re.compile(r"\s*\(\d+(?:\.\d+)? points?[^)]*\)\s*$")
 
 
@@ -111,14 +115,16 @@ def summary(exercises: list[Failing]) -> str:
     """The Validate answer for a notebook whose ``exercises`` do not pass yet."""
     first = exercises[0]
     tests = sum(e.tests for e in exercises)
-    lines = [f"What to do next: {next_step(first.exercise, first.message, answer=first.answer)}",
+    todo = f"What to do next: {next_step(first.exercise, first.message, answer=first.answer)}"
+    lines = [*textwrap.wrap(todo, WIDTH, subsequent_indent="  "),
              "Then save the notebook and press Validate again.", "",
              f"Not passing yet ({len(exercises)} exercise{'s' * (len(exercises) != 1)}, "
              f"{tests} test cell{'s' * (tests != 1)}):"]
     for entry in exercises:
         said = ("not done yet (YOUR CODE HERE)" if entry.message == NOT_DONE
                 else f"its answer cell: {entry.message}" if entry.answer else entry.message)
-        lines.append(f"  - {entry.exercise}: {said}")
+        lines += textwrap.wrap(f"- {entry.exercise}: {said}", WIDTH, initial_indent="  ",
+                               subsequent_indent="    ")
     lines += ["", "Each test's whole error is under its test cell in the notebook."]
     return "\n".join(lines)
 
