@@ -119,3 +119,17 @@ def test_make_check_says_what_to_do_next_in_the_same_words():
                    "SyntaxError: '(' was never closed (line 4 of the answer cell). Fix that "
                    "cell, run it, then its test cell."], lines
     assert lines.index(nxt[0]) < lines.index("What the failing tests said:")
+
+
+def test_the_student_editions_check_says_what_to_do_next_in_the_same_words(tmp_path):
+    """``course.grading.selfcheck`` (the student edition's make check / make test)."""
+    from course.grading.selfcheck import check
+
+    nb = notebook("def double(n):\n    return 2 * n", "def hello(:\n    return 'hello'",
+                  "THREE = 3")
+    nbformat.write(nb, tmp_path / "week9.ipynb")
+    lines, passed, visible = check(tmp_path / "week9.ipynb")
+    assert (passed, visible) == (2, 4), lines
+    assert lines[0].startswith("What to do next: Exercise 2 — say hello: its answer cell "
+                               "raised SyntaxError: "), lines
+    assert "(line 1 of the answer cell)" in lines[0] and ".py, line" not in "\n".join(lines)
