@@ -588,3 +588,58 @@ def test_the_history_browser_shows_the_input_beside_the_empty_input_checkpoint(t
     browser.select(len(browser.rows) - 1)
     assert "input (saved" not in browser.detail.value
     world.close()
+
+
+# ------------------------------------------------------------------ the pictures at their edges
+def line_pixels(figure, colour=(0x1F, 0x5F, 0xA8), tolerance=40) -> int:
+    """How many pixels of ``figure`` are drawn in the formula line's colour."""
+    import numpy as np
+
+    figure.canvas.draw()
+    rgba = np.asarray(figure.canvas.buffer_rgba())[..., :3].astype(int)
+    return int((np.abs(rgba - np.array(colour)).sum(axis=2) < tolerance).sum())
+
+
+def test_at_one_step_the_plot_ticks_whole_steps_and_says_one_step():
+    figure = measured(0.95, 1)
+    ax = figure.axes[0]
+    low, high = ax.get_xlim()
+    assert [t for t in ax.get_xticks() if low <= t <= high] == [1], ax.get_xticks()
+    assert line_pixels(figure) > 50, "the formula's single point should be drawn"
+    explorer = CompoundingExplorer(p=0.95, n=1, runs=200)
+    assert "A run of <b>1</b> step at" in explorer.summary.value, explorer.summary.value
+    explorer.set(n=2)
+    assert "A run of <b>2</b> steps at" in explorer.summary.value
+
+
+def test_at_a_hundred_steps_the_formula_line_shows_over_the_dots():
+    """100 dots used to cover the formula's line; it is now drawn over them."""
+    alone = line_pixels(compounding_figure(0.95, 100, simulated=False))
+    with_dots = line_pixels(measured(0.95, 100))
+    assert with_dots >= 0.8 * alone, (with_dots, alone)
+
+
+def test_the_crash_labs_stage_colours_are_told_apart():
+    """Five stages, five hues: every two at least 25 apart in CIELAB (the old two greens,
+    "writes saved" and "checkpointed", were 12 apart; the three yellow-orange shades 16-24)."""
+    import itertools
+    import math
+
+    from course.classroom.timeline import FILL
+
+    def lab(hex_colour: str) -> tuple[float, float, float]:
+        def linear(c: float) -> float:
+            return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+        r, g, b = (linear(int(hex_colour[i:i + 2], 16) / 255) for i in (1, 3, 5))
+        x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+        y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+        z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+        def f(v: float) -> float:
+            return v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116
+        return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+    assert len(set(FILL)) == 5
+    closest = min((math.dist(lab(a), lab(b)), a, b) for a, b in itertools.combinations(FILL, 2))
+    assert closest[0] >= 25, closest
+    assert all(lab(c)[0] >= 60 for c in FILL), "dark text must stay readable on every fill"

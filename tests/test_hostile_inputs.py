@@ -16,6 +16,7 @@ import sqlite3
 
 import pytest
 
+from course.base import shown_path
 from course.cloudwave.graph import build_graph
 from course.cloudwave.nodes import KEYED_NODES, charge_keyed
 from course.crash import CrashHarness
@@ -200,7 +201,7 @@ def test_a_truncated_checkpoint_database_is_abandoned_and_loses_nothing(tmp_path
     damaged = db.read_bytes()
     recovery, reason = decide(None, checkpoints=db, thread_id=result.thread_id)
     assert recovery is Recovery.ABANDON
-    assert reason.startswith(f"abandon: checkpoint database {db} is truncated")
+    assert reason.startswith(f"abandon: checkpoint database {shown_path(db)} is truncated")
     assert db.read_bytes() == damaged  # diagnosing wrote nothing
     assert ledger(world) == before
     world.close()

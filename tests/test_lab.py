@@ -92,6 +92,10 @@ def test_lab_command_serves_the_repo_passes_extra_arguments_and_opens_the_notebo
     assert ("--allow-root" in command) == (os.geteuid() == 0)
     chosen = lab_command([], repo=tmp_path, notebook=week_notebook(5, tmp_path))
     assert chosen[-1] == os.path.join("week5", "week5.ipynb")
+    # the printed address (--no-browser) opens the week, not the Launcher; yours wins
+    assert "--LabApp.default_url=/lab/tree/week5/week5.ipynb" in chosen
+    mine = lab_command(["--LabApp.default_url=/lab"], repo=tmp_path)
+    assert [a for a in mine if "default_url" in a] == ["--LabApp.default_url=/lab"]
 
 
 def test_each_role_puts_its_own_settings_first_and_keeps_the_callers():
@@ -115,7 +119,11 @@ def test_the_learners_settings_name_nbgraders_real_plugins_and_extensions():
     page = json.loads((learner / "labconfig" / "page_config.json").read_text())
     assert set(page["disabledExtensions"]) == INSTRUCTOR_PLUGINS
     server = json.loads((learner / "jupyter_server_config.json").read_text())
-    assert server["ServerApp"]["jpserver_extensions"] == dict.fromkeys(INSTRUCTOR_SERVER, False)
+    assert server["ServerApp"]["jpserver_extensions"] == {
+        **dict.fromkeys(INSTRUCTOR_SERVER, False),
+        # Validate answered by the course's short validator (course/grading/validate.py)
+        "nbgrader.server_extensions.validate_assignment": False,
+        "course.grading.validate": True}
     installed = json.loads((nbgrader_prefix() / "etc" / "jupyter" / "jupyter_server_config.d"
                             / "nbgrader.json").read_text())["ServerApp"]["jpserver_extensions"]
     assert set(installed) > INSTRUCTOR_SERVER
@@ -215,3 +223,20 @@ def _page_config(server) -> dict:
                       html, re.S)
     assert found, "JupyterLab's page has no jupyter-config-data"
     return json.loads(found.group(1))
+
+
+def test_the_lab_hands_python_notebooks_over_with_the_kernels_language_info():
+    """What JupyterLab compares when the kernel starts (else the tab is marked modified);
+    the browser test opens every week and checks the tab itself."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    from course.classroom.contents import with_kernel_language
+
+    release = json.loads((REPO / "week1" / "week1.ipynb").read_text())
+    assert with_kernel_language(release)["metadata"]["language_info"] == (
+        IPythonKernel.language_info)
+    other = {"metadata": {"kernelspec": {"language": "R", "name": "ir"},
+                          "language_info": {"name": "R"}}}
+    assert with_kernel_language(json.loads(json.dumps(other))) == other
+    assert ("--ServerApp.contents_manager_class=course.classroom.contents."
+            "KernelLanguageContents") in lab_command([])

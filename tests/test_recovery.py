@@ -7,6 +7,7 @@ import sqlite3
 
 import pytest
 
+from course.base import shown_path
 from course.crash import CrashHarness
 from course.durable.guard import NeedsReconcile
 from course.durable.idempotency import CorruptRecord
@@ -113,7 +114,7 @@ def test_a_truncated_database_is_abandoned_with_a_message_naming_it(checkpoints)
         file.truncate(size // 2 + 100)  # cut mid-page
     recovery, reason = decide(RateLimited("429"), checkpoints=db, thread_id=thread_id)
     assert recovery is Recovery.ABANDON
-    assert "truncated" in reason and str(db) in reason
+    assert "truncated" in reason and shown_path(db) in reason
     assert diagnose_checkpoints(db).problem == "truncated"
 
 
@@ -123,7 +124,7 @@ def test_a_database_cut_at_a_page_boundary_is_still_caught(checkpoints):
         file.truncate(2 * 4096)
     found = diagnose_checkpoints(db)
     assert found.problem == "truncated"
-    assert "the header promises" in found.message and str(db) in found.message
+    assert "the header promises" in found.message and shown_path(db) in found.message
 
 
 def test_bytes_overwritten_in_the_middle_make_it_malformed(checkpoints):
@@ -134,7 +135,7 @@ def test_bytes_overwritten_in_the_middle_make_it_malformed(checkpoints):
         file.write(b"\x13" * 4096)
     found = diagnose_checkpoints(db, thread_id)
     assert found.problem == "malformed" and found.corrupt
-    assert "malformed" in found.message and str(db) in found.message
+    assert "malformed" in found.message and shown_path(db) in found.message
     recovery, reason = decide("timeout", checkpoints=found)
     assert recovery is Recovery.ABANDON and reason == f"abandon: {found.message}"
 
@@ -162,7 +163,7 @@ def test_files_that_are_not_checkpoints(tmp_path, content, problem, words):
         db.write_bytes(content)
     found = diagnose_checkpoints(db)
     assert found.problem == problem
-    assert words in found.message and str(db) in found.message
+    assert words in found.message and shown_path(db) in found.message
     assert decide("timeout", checkpoints=db).recovery is Recovery.ABANDON
 
 
@@ -205,3 +206,11 @@ def test_decisions_explain_themselves(checkpoints):
     assert "escalate" in unknown.reason
     corrupt = decide(CorruptRecord("record t1:charge is corrupt"))
     assert corrupt.recovery is Recovery.ABANDON and "corrupt" in corrupt.reason
+
+
+def test_messages_name_a_temporary_file_by_its_folder_and_name_and_others_in_full(tmp_path):
+    assert shown_path(tmp_path / "run-1" / "checkpoints.db") == "…/run-1/checkpoints.db"
+    assert shown_path("/srv/agent/checkpoints.db") == "/srv/agent/checkpoints.db"
+    found = diagnose_checkpoints(tmp_path / "run-1" / "checkpoints.db")
+    assert "…/run-1/checkpoints.db does not exist" in found.message
+    assert str(tmp_path) not in found.message

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from nbgrader.validator import Validator
 from traitlets.config import PyFileConfigLoader
 
 from course.grading.sandbox import GradingExecute
+from course.grading.validate import CourseValidator
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -84,12 +84,12 @@ def test_grading_leaves_no_temporary_folder_behind(tmp_path):
 
 
 def test_the_validate_button_leaves_no_scratch_folder(tmp_path):
-    """What a student's Validate runs: nbgrader's Validator, with the course's config."""
+    """What a student's Validate runs (the course's validator), with the course's config."""
     where = tmp_path / "lab.txt"
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         f"{MAKE_AND_FORK}\nopen({str(where)!r}, 'w').write(str(LAB))")])
     nbformat.write(nb, tmp_path / "week9.ipynb")
     config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
-    Validator(config=config).validate(str(tmp_path / "week9.ipynb"))
+    CourseValidator(config=config).validate(str(tmp_path / "week9.ipynb"))
     lab = Path(where.read_text())
     assert lab.name.startswith("scratch-test-") and not lab.exists()

@@ -75,8 +75,12 @@ def _site_widget_picture(widget, depth=0):
         shown = esc(widget.readout_format.join(["{:", "}"]).format(value)
                     if hasattr(widget, "readout_format") and not isinstance(value, tuple)
                     else str(value))
+        # step: without it a browser rounds the value to whole numbers (step 1), and a
+        # knob at 0.95 between 0.5 and 1.0 is drawn at the far left
+        step = getattr(widget, "step", None)
         return (f'<span class="sw-control">{label}<input type="range" disabled '
                 f'min="{esc(str(widget.min))}" max="{esc(str(widget.max))}" '
+                f'step="{esc(str(step)) if step else "any"}" '
                 f'value="{esc(str(value if not isinstance(value, tuple) else value[0]))}">'
                 f' <span class="sw-value">{shown}</span></span>')
     if isinstance(widget, w.Checkbox | w.ToggleButton):

@@ -5,11 +5,11 @@
 - :mod:`course.base.crashpoints`: named crash points; no-ops outside the crash
   harness, a real SIGKILL inside one of its workers.
 - :mod:`course.base.scratch`: :func:`scratch_folder`, a notebook's temporary folder,
-  removed when its kernel stops.
+  removed when its kernel stops; :func:`shown_path`, a path as a message shows it.
 """
 
 from course.base import crashpoints
-from course.base.scratch import scratch_folder
+from course.base.scratch import scratch_folder, shown_path
 from course.base.table import Table
 
-__all__ = ["Table", "crashpoints", "scratch_folder"]
+__all__ = ["Table", "crashpoints", "scratch_folder", "shown_path"]

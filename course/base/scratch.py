@@ -34,3 +34,16 @@ def scratch_folder(prefix: str) -> Path:
 
     atexit.register(remove)
     return folder
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as a message shows it: a file in the system's temporary directory by its
+    folder's name and its own (``…/tmp9gdcvtyx/checkpoints.db``), since a scratch
+    folder's full name (``/tmp/week6-13ywa57u/tmp9gdcvtyx/``) says nothing on a page or
+    in a notebook; any other path in full."""
+    path = Path(path)
+    try:
+        path.resolve().relative_to(Path(tempfile.gettempdir()).resolve())
+    except ValueError:
+        return str(path)
+    return f"…/{path.parent.name}/{path.name}" if path.parent.name else str(path)

@@ -118,15 +118,22 @@ def compounding_figure(p: float, n: int, simulated: bool | Sequence[tuple[int, f
     figure = new_figure(6.4, 3.0)
     ax = figure.add_subplot()
     fine = [1 + i * (n - 1) / 400 for i in range(401)] if n > 1 else [1.0]
-    ax.plot(fine, [p ** x for x in fine], color="#1f5fa8", lw=2, label=f"formula: {p:g}$^{{k}}$")
+    # The formula's line is drawn over the dots (zorder), so that many dots (n = 100) do
+    # not hide it; at n = 1 it is a single point, drawn as a bar-like marker.
+    ax.plot(fine, [p ** x for x in fine], color="#1f5fa8", lw=2, zorder=3.5,
+            marker="_" if n == 1 else None, ms=30, mew=2,
+            label=f"formula: {p:g}$^{{k}}$")
     if points:
-        ax.plot([k for k, _ in points], [v for _, v in points], "o", ms=4.5, mfc="#f28e2b",
-                mec="white", mew=0.6, zorder=3,
+        ax.plot([k for k, _ in points], [v for _, v in points], "o",
+                ms=4.5 if n <= 30 else 3.5, mfc="#f28e2b", mec="white", mew=0.6, zorder=3,
                 label="simulated" + (f": {runs:,} runs" if runs else ""))
     ax.set_xlim(0.5, n + 0.5)
     ax.set_ylim(0, 1.05)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if n <= 10:  # every step a tick (a locator puts ticks at 0.5 and 1.5 for n = 1)
+        ax.set_xticks(range(1, n + 1))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("steps in the run (k)")
     ax.set_ylabel("runs that succeed")
     ax.set_title(f"Each step succeeds {p * 100:.3g}% of the time; "
@@ -269,7 +276,8 @@ class CompoundingExplorer:
         self.image.value = png_bytes(self.figure())
         measured = self.simulated[-1][1]
         self.summary.value = (
-            f"A run of <b>{n}</b> steps at p = {p:.3f}: formula p<sup>{n}</sup> = "
+            f"A run of <b>{n}</b> step{'s' * (n != 1)} at p = {p:.3f}: formula "
+            f"p<sup>{n}</sup> = "
             f"<b>{p ** n:.1%}</b>, measured in {self.runs:,} simulated runs: "
             f"<b>{measured:.1%}</b>")
 

@@ -21,6 +21,11 @@ Promises:
   ``labconfig/page_config.json`` (``disabledExtensions``) and
   ``labconfig/default_setting_overrides.json`` (settings defaults; your own settings in
   JupyterLab still win).
+- The address the server prints (with ``--no-browser``: the one to open by hand) opens
+  the week's notebook, not the Launcher: JupyterLab's default URL is set to
+  ``/lab/tree/weekN/weekN.ipynb`` (unless ``LAB_ARGS`` sets one).
+- A notebook just opened is not marked modified when its kernel starts: the server hands
+  it over with the ``language_info`` the kernel will write (``course/classroom/contents.py``).
 - Adds ``--allow-root`` when run as root (JupyterLab refuses root otherwise). Other
   arguments go straight to ``jupyter lab`` (``make lab LAB_ARGS="--port=9999
   --no-browser"``).
@@ -32,6 +37,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = Path(__file__).resolve().parent / "jupyter"  # one Jupyter config folder per role
@@ -97,12 +103,18 @@ def lab_environment(role: str, environ: dict[str, str] | None = None) -> dict[st
 def lab_command(extra: list[str], repo: Path = REPO, notebook: Path | None = None) -> list[str]:
     """``jupyter lab`` serving ``repo``, with ``extra``, opening ``notebook`` (default: the
     first week's)."""
-    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={repo}"]
+    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={repo}",
+               # a notebook just opened is not marked modified (course/classroom/contents.py)
+               "--ServerApp.contents_manager_class="
+               "course.classroom.contents.KernelLanguageContents"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     command += extra
     notebook = first_notebook(repo) if notebook is None else notebook
     if notebook is not None:
+        relative = notebook.relative_to(repo).as_posix()
+        if not any("default_url" in arg for arg in extra):  # yours wins
+            command.append(f"--LabApp.default_url=/lab/tree/{quote(relative)}")
         command.append(str(notebook.relative_to(repo)))
     return command
 

@@ -35,8 +35,11 @@ from course.cloudwave.graph import LINEAR_FLOW
 from course.crash import Attempt, ScenarioResult
 
 STAGES = ("before_effect", "before_record", "after_effect", "after_writes", "after_checkpoint")
-# started / provider answered, guard not told / ran, not saved / writes saved / checkpointed
-FILL = ("#fbe7a1", "#f8c77e", "#f5a65b", "#b9e0a5", "#8fd19e")
+# started / provider answered, guard not told / ran, not saved / writes saved / checkpointed:
+# five hues a reader tells apart at a glance (grey, yellow, orange, cyan, green; every two
+# at least 29 apart in CIELAB, where the old two greens were 12), all light enough for
+# dark text.
+FILL = ("#e0e0e0", "#ffe082", "#ff8a65", "#80deea", "#66bb6a")
 STAGE_WORDS = ("started", "paid, unrecorded", "ran, not saved", "writes saved", "done")
 EFFECT_WORDS = {"charge": ("charges", "charged"), "email": ("emails", "emailed")}
 OUTCOME_WORDS = {"killed": "killed", "completed": "completed",

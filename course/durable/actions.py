@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course.base import shown_path
 from course.durable.guard import reconcile
 from course.durable.idempotency import IdempotencyStore
 
@@ -135,7 +136,7 @@ def abandon(thread_id: str, *, checkpointer: Any = None, corrupt_file: str | Pat
         raise ValueError("abandon needs exactly one of checkpointer= or corrupt_file=")
     settled = settle(store, lookup, thread_id)
     if corrupt_file is not None:
-        where = f"quarantined to {quarantine(corrupt_file)}"
+        where = f"quarantined to {shown_path(quarantine(corrupt_file))}"
     else:
         checkpointer.delete_thread(thread_id)
         where = "deleted"

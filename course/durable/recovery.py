@@ -32,6 +32,8 @@ from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
+from course.base import shown_path
+
 TRANSIENT = frozenset({"timeout", "rate_limit", "network", "restart"})
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -94,7 +96,7 @@ def diagnose_checkpoints(path: str | Path, thread_id: str | None = None) -> Diag
     checkpoints and pending writes deserialises; without, checks every thread.
     """
     path = Path(path)
-    where = f"checkpoint database {path}"
+    where = f"checkpoint database {shown_path(path)}"
     if not path.exists():
         return Diagnosis(path, "missing", f"{where} does not exist: there is nothing to resume")
     size = path.stat().st_size

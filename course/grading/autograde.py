@@ -59,7 +59,7 @@ import nbformat
 from course.grading import speedups
 from course.grading.declaration import ANSWERS, DeclarationError, Week, load
 from course.grading.speedups import throwaway_gradebook
-from course.grading.verdict import NOT_DONE, failure
+from course.grading.verdict import NOT_DONE, failure, in_cell, next_step
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"
@@ -162,6 +162,11 @@ class Report:
                        f"[{t.grade_id}]")
         failed = self.failed()
         if failed:
+            first = failed[0]
+            said = first.message or "no message (the test cell did not run)"
+            answer = first.message.startswith("its answer cell raised ")
+            said = said.removeprefix("its answer cell raised ").split("; fix that first")[0]
+            out += ["", f"What to do next: {next_step(first.exercise, said, answer=answer)}"]
             out += ["", "What the failing tests said:"]
             for t in failed:
                 out.append(f"  - {t.label} [{t.grade_id}]")
@@ -378,8 +383,9 @@ def _outcomes(graded) -> tuple[dict[str, tuple[str, bool]], list[str]]:
             first = next((line for line in cell.source.splitlines() if line.strip()), "")
             stopped.append(f"{heading}: the cell starting `{first.strip()[:60]}`")
         if meta.get("solution") and cell.cell_type == "code" and errors:  # an answer cell
-            outcomes[meta["grade_id"]] = (failure(errors[-1].get("ename"),
-                                                  errors[-1].get("evalue")), timed_out)
+            outcomes[meta["grade_id"]] = (failure(
+                errors[-1].get("ename"), in_cell(errors[-1].get("evalue"), "the answer cell")),
+                timed_out)
         if not meta.get("grade") or meta.get("solution"):
             continue
         stderr = [o for o in cell.get("outputs", [])

@@ -6,7 +6,9 @@ nbgrader's hidden tests cannot run there). It promises:
 - the notebook (``weekN/weekN.ipynb``, or ``--notebook PATH``) runs top to bottom in a
   fresh kernel, as saved on disk; the file is only read;
 - every test cell is listed: ``ok`` or ``FAIL`` with the test's last error line, or
-  ``hidden`` for a cell whose tests are all hidden (run by the instructor);
+  ``hidden`` for a cell whose tests are all hidden (run by the instructor); when one
+  fails, a first line says what to do next, in ``make check``'s words
+  (:mod:`course.grading.verdict`: a syntax error names its line in the cell);
 - written answers are counted (cells, points) and said to be graded by the instructor
   (this edition holds no rubrics or model answers);
 - the last line is ``weekN: visible tests passed a/b``; it never claims a score, because
@@ -16,10 +18,13 @@ nbgrader's hidden tests cannot run there). It promises:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 import nbformat
+
+from course.grading.verdict import NOT_DONE, failure, in_cell, next_step
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,9 +54,17 @@ def check(notebook: Path, timeout_s: int = 120) -> tuple[list[str], int, int]:
     nb = nbformat.read(notebook, as_version=4)
     NotebookClient(nb, timeout=timeout_s, allow_errors=True, kernel_name="python3",
                    resources={"metadata": {"path": str(notebook.parent)}}).execute()
-    lines, passed, visible = [], 0, 0
+    lines, passed, visible, first = [], 0, 0, ""
+    heading, raised = "(before the first heading)", {}  # heading -> its answer cell's error
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and not meta.get("solution"):
+            titles = re.findall(r"^#{1,3} +(.+)$", cell.source, re.M)
+            heading = re.sub(r"\s*\(\d+ points?[^)]*\)\s*$", "", titles[0]) if titles else heading
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if meta.get("solution") and cell.cell_type == "code" and errors:
+            raised.setdefault(heading, failure(errors[-1].get("ename"), in_cell(
+                str(errors[-1].get("evalue", "")), "the answer cell")))
         if not meta.get("grade") or meta.get("solution"):
             continue
         name = meta.get("grade_id", "?")
@@ -59,13 +72,19 @@ def check(notebook: Path, timeout_s: int = 120) -> tuple[list[str], int, int]:
             lines.append(f"  hidden  {name} (run by your instructor)")
             continue
         visible += 1
-        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
         if errors:
-            lines.append(f"  FAIL    {name}: {errors[-1].get('ename')}: "
-                         f"{str(errors[-1].get('evalue', ''))[:160]}")
+            said = failure(errors[-1].get("ename"), in_cell(
+                str(errors[-1].get("evalue", "")), "the test cell"))
+            lines.append(f"  FAIL    {name}: {said[:200]}")
+            if not first:  # what to do next: the first failing exercise, in make check's words
+                cause = raised.get(heading)
+                first = next_step(heading, cause or said, answer=bool(cause)
+                                  and cause != NOT_DONE)
         else:
             passed += 1
             lines.append(f"  ok      {name}")
+    if first:
+        lines.insert(0, f"What to do next: {first}")
     return lines, passed, visible
 
 

@@ -229,3 +229,64 @@ def test_the_state_of_a_second_build_says_nothing_ran(site: Path):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "running" not in done.stdout and done.stdout.count("not run again") == len(weeks)
+
+
+def _on_every_page(browser, served: str, site: Path, script: str, viewport=VIEWPORT,
+                   only=None) -> dict[str, object]:
+    """``script``'s answer on each page (week pages only with ``only=WEEK_PAGE``)."""
+    context = browser.new_context(viewport=viewport)
+    answers = {}
+    try:
+        page = context.new_page()
+        for name in pages(site):
+            if only is not None and not only.fullmatch(name):
+                continue
+            page.goto(served + name, wait_until="load")
+            answers[name] = page.evaluate(script)
+    finally:
+        context.close()
+    return answers
+
+
+def test_the_slider_pictures_show_their_value(browser, served, site: Path):
+    """A slider's picture puts its knob at its value: without a step the browser rounded
+    0.95 (between 0.5 and 1.0) to 0.5 and drew the knob at the far left."""
+    found = _on_every_page(browser, served, site, """() => Array.from(
+        document.querySelectorAll('.static-widget input[type=range]')).map(i =>
+        [i.getAttribute('value'), i.valueAsNumber, i.getAttribute('step')])""",
+                           only=WEEK_PAGE)
+    sliders = [(name, *s) for name, found_there in found.items() for s in found_there]
+    assert any(name == "week2.html" for name, *_ in sliders), "week 2's sliders are pictured"
+    wrong = [s for s in sliders if abs(float(s[1]) - s[2]) > 1e-9]
+    assert wrong == [], wrong
+
+
+def test_no_code_or_output_block_is_wider_than_its_column_at_1280_px(browser, served,
+                                                                     site: Path):
+    """At 1280 px a third of week 5's blocks scrolled sideways, cutting their messages;
+    they wrap now."""
+    found = _on_every_page(browser, served, site, """() => {
+        const article = document.querySelector('article[role=main]') ?? document.body;
+        const right = article.getBoundingClientRect().right;
+        return Array.from(article.querySelectorAll('pre')).filter(p =>
+            p.scrollWidth > p.clientWidth + 1 || p.getBoundingClientRect().right > right + 1)
+          .map(p => `${p.scrollWidth} > ${p.clientWidth} px: ${p.innerText.slice(0, 60)}`);
+    }""", viewport={"width": 1280, "height": 900})
+    wide = {name: blocks for name, blocks in found.items() if blocks}
+    assert wide == {}, wide
+
+
+def test_no_week_page_prints_a_scratch_or_build_folder(site: Path):
+    """Week 6 printed its runs' folders (``/tmp/week6-13ywa57u/tmp9gdcvtyx/...``) and the
+    throwaway PostgreSQL's socket folder: noise on a page, and the build machine's."""
+    import tempfile
+
+    folders = re.compile(rf"({re.escape(tempfile.gettempdir())}/|{re.escape(str(REPO))}|"
+                         r"_build/|course-site-)")
+    printed = {}
+    for page in sorted(site.glob("week*.html")):
+        text = re.sub(r"<[^>]+>", "", page.read_text())
+        found = [text[max(m.start() - 40, 0):m.end() + 40] for m in folders.finditer(text)]
+        if found:
+            printed[page.name] = found[:5]
+    assert printed == {}, printed
