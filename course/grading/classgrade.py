@@ -43,6 +43,7 @@ from course.grading import late
 from course.grading.autograde import GradingError, UnreadableNotebook, check_request
 from course.grading.instructor import (
     GRADES_DIR,
+    canvas_path,
     course_config,
     db_url_of,
     ensure_registered,
@@ -311,8 +312,9 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     for line in _after_merge(week, repo, url, merged, config):
         print(line, flush=True)
     path = export(week, repo, url)
-    print(f"wrote {path.relative_to(repo)} (autograded points, written answers still to grade, "
-          "late penalties, submission time); feedback in feedback/<student>/"
+    shown = path.relative_to(repo)
+    print(f"wrote {shown} and {canvas_path(shown)} (autograded points, written answers still "
+          "to grade, late penalties, submission time); feedback in feedback/<student>/"
           f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
     return 0 if gradable and not failed else 2
 

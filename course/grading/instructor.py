@@ -345,7 +345,7 @@ def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
     table = rows(week, repo, db_url)
     _write_csv(target, HEADER, [r.cells() for r in table])
     canvas_header, canvas_lines = canvas_rows(week, table, repo, db_url)
-    _write_csv(target.with_name(f"week{week}-canvas.csv"), canvas_header, canvas_lines)
+    _write_csv(canvas_path(target), canvas_header, canvas_lines)
     with Gradebook(db_url_of(repo, db_url)) as gb:
         log = regrade_log(gb, f"week{week}")
     if log:
@@ -354,6 +354,11 @@ def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
         _write_csv(target.with_name(f"week{week}-regrades.csv"), columns,
                    [["" if e[c] is None else e[c] for c in columns] for e in log])
     return target
+
+
+def canvas_path(course_csv: Path) -> Path:
+    """Where :func:`export` writes the Canvas CSV beside ``grades/weekN.csv``."""
+    return course_csv.with_name(f"{course_csv.stem}-canvas.csv")
 
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -366,8 +371,12 @@ def canvas_rows(week: int, table: list[Row], repo: Path = REPO, db_url: str | No
     assignment, a "Points Possible" line first). ID is nbgrader's ``lms_user_id`` (the
     roster's ``lms_user_id`` column: the Canvas user id), SIS Login ID the course's student
     id. The score is ``total_so_far``, left empty while written answers wait for a grader
-    or when the notebook could not be graded (Canvas leaves an empty cell alone)."""
+    or when the notebook could not be graded (Canvas leaves an empty cell alone). A
+    submitter not on the class list has no Canvas user to match and is left out (the
+    course's CSV keeps their row and its note)."""
     from nbgrader.api import Gradebook
+
+    from course.grading.classgrade import STRANGER
 
     with Gradebook(db_url_of(repo, db_url)) as gb:
         lms = {s.id: s.lms_user_id or "" for s in gb.students}
@@ -375,6 +384,8 @@ def canvas_rows(week: int, table: list[Row], repo: Path = REPO, db_url: str | No
     possible = [f"{r.autograded_max + r.manual_max:g}" for r in table[:1]] or [""]
     lines = [["    Points Possible", "", "", "", "", *possible]]
     for r in table:
+        if STRANGER in (r.note or ""):
+            continue
         name = ", ".join(part for part in (r.last_name, r.first_name) if part) or r.student
         total = r.autograded + (r.manual or 0) - r.late_penalty
         done = r.graded and r.manual_state != "not yet graded"
@@ -616,7 +627,8 @@ def main(argv: list[str] | None = None) -> int:
                   "(nbgrader's extension: make grade, make export and the formgrader count "
                   "lateness from it)", flush=True)
         elif args.step == "export":
-            print(f"wrote {export(week, repo, url).relative_to(repo)}", flush=True)
+            path = export(week, repo, url).relative_to(repo)
+            print(f"wrote {path} and {canvas_path(path)} (for an LMS import)", flush=True)
         elif args.step == "roster":
             if args.file is None:
                 parser.error("roster needs --file (make roster FILE=students.csv)")
