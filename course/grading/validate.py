@@ -117,7 +117,7 @@ def summary(exercises: list[Failing]) -> str:
     tests = sum(e.tests for e in exercises)
     todo = f"What to do next: {next_step(first.exercise, first.message, answer=first.answer)}"
     lines = [*textwrap.wrap(todo, WIDTH, subsequent_indent="  "),
-             "Then save the notebook and press Validate again.", "",
+             "Then press Validate again (it saves the notebook first).", "",
              f"Not passing yet ({len(exercises)} exercise{'s' * (len(exercises) != 1)}, "
              f"{tests} test cell{'s' * (tests != 1)}):"]
     for entry in exercises:
@@ -125,7 +125,7 @@ def summary(exercises: list[Failing]) -> str:
                 else f"its answer cell: {entry.message}" if entry.answer else entry.message)
         lines += textwrap.wrap(f"- {entry.exercise}: {said}", WIDTH, initial_indent="  ",
                                subsequent_indent="    ")
-    lines += ["", "Each test's whole error is under its test cell in the notebook."]
+    lines += ["", "Run a test cell to see its whole error under it."]
     return "\n".join(lines)
 
 
