@@ -108,7 +108,7 @@ def nbgrader(args: list[str], repo: Path = REPO, db_url: str | None = None,
              ) -> subprocess.CompletedProcess:
     """``nbgrader <args>`` as a program, from the course root, with the tools on PATH."""
     env = tools_on_path(dict(os.environ))
-    command = [str(Path(sys.executable).parent / "nbgrader"), *args,
+    command = [sys.executable, "-m", "nbgrader", *args,
                f"--CourseDirectory.db_url={db_url_of(repo, db_url)}"]
     done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
     if done.returncode:
