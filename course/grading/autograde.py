@@ -99,6 +99,7 @@ class Report:
     missing: list[str] = field(default_factory=list)  # notebooks not in the submission
     stopped: list[str] = field(default_factory=list)  # cells the time limit stopped
     kernel_died: bool = False  # the notebook's kernel died: nothing could be scored
+    conformed: list[str] = field(default_factory=list)  # accidents put right (conform.py)
     timeout_s: float = 0
 
     @property
@@ -139,6 +140,8 @@ class Report:
                     "  (os._exit, os.kill(os.getpid(), ...), kill_self() outside run_forked) or",
                     "  ran out of memory. Run the notebook top to bottom in JupyterLab to find",
                     "  the cell after which the kernel restarts.", ""]
+        out += [f"  PUT RIGHT: {line}" for line in self.conformed]
+        out += [""] if self.conformed else []
         for name in self.missing:
             out.append(f"  MISSING   {name}: not in {_shown(self.submission)}; its tests score 0")
         if self.stopped:
@@ -198,12 +201,14 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
         raise GradingError(str(error)) from None
     shutil.copytree(source, course / "solutions" / assignment,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", ANSWERS))
+    conformed: dict[str, list[str]] = {}
     for student, folder in submissions.items():
         target = course / "submitted" / student / assignment
         target.mkdir(parents=True)
         for name in notebooks:
             if (Path(folder) / name).is_file():
-                shutil.copy2(Path(folder) / name, target / name)
+                conformed.setdefault(student, []).extend(
+                    _conformed_copy(Path(folder) / name, target / name, source / name))
     config = _config(repo, course, timeout_s)
     _run_nbgrader("generate_assignment", config, assignment)
     failure = _run_nbgrader("autograde", config, assignment, raise_on_failure=False)
@@ -212,6 +217,8 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
     reports = {student: _report(course, declared, student, Path(folder), notebooks, limit,
                                 scores.get(student, {}))
                for student, folder in submissions.items()}
+    for student, report in reports.items():
+        report.conformed = conformed.get(student, [])
     for student, report in reports.items():  # submitted, yet nbgrader produced nothing
         lost = [n for n in report.missing if (Path(submissions[student]) / n).is_file()]
         report.missing = [n for n in report.missing if n not in lost]
@@ -222,6 +229,21 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
     if failure and not explained:
         raise GradingError(f"nbgrader autograde failed:\n{failure}")
     return reports
+
+
+def _conformed_copy(submitted: Path, target: Path, source: Path) -> list[str]:
+    """Copy ``submitted`` to ``target`` with its graded cells made to match the release
+    (:func:`course.grading.conform.conform`); what was put right, one line each."""
+    from course.grading.conform import conform
+
+    nb = nbformat.read(submitted, as_version=4)
+    said = conform(nb, nbformat.read(source, as_version=4))
+    if not said:
+        shutil.copy2(submitted, target)
+        return []
+    nbformat.write(nb, target)
+    shutil.copystat(submitted, target)
+    return said
 
 
 def check_request(week: int, folders, *, repo: Path = REPO) -> list[str]:
