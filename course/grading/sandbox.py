@@ -659,7 +659,8 @@ def sandbox_env(env, scratch: Path) -> dict[str, str]:
             if key in KERNEL_ENV or key.startswith("LC_")}
     return {**kept, "HOME": str(scratch), "TMPDIR": str(scratch / "tmp"),
             "MPLCONFIGDIR": str(scratch / "tmp"), "IPYTHONDIR": str(scratch / ".ipython"),
-            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "PWD": str(scratch)}
+            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "PWD": str(scratch),
+            "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 _removals: list[threading.Thread] = []
