@@ -34,6 +34,7 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -58,6 +59,7 @@ from course.grading.limits import is_breach
 from course.grading.merge import Merged, ensure_tables, merge_student, set_note
 from course.grading.sandbox import availability
 from course.grading.speedups import throwaway_gradebook
+from course.grading.verdict import one_line
 
 WORKER = """
 import json, sys
@@ -452,14 +454,19 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     lines += [f"{student}: stopped by the time limit: {where}" for where in report["stopped"]]
     if report["stopped"]:
         notes.append(f"{len(report['stopped'])} cell(s) stopped by the time limit")
-    lines += [f"{student}: failed {grade_id}: {message[:160]}"
+    lines += [f"{student}: failed {grade_id}: {one_line(message, 160)}"
               for grade_id, message in report["failed"]]
-    mine = list(dict.fromkeys(line for line in blocked if line.startswith(f"{student}: ")))
+    mine = list(dict.fromkeys(one_line(line, 1000) for line in blocked
+                              if line.startswith(f"{student}: ")))
     lines += mine
-    stopped = [line for line in mine if " sandbox blocked" in line]
-    rewired = [line for line in mine if " rewired the kernel" in line]
-    delegated = [line for line in mine if " calls the course's reference " in line]
-    limited = [line for line in mine if is_breach(line)]
+    # what each line is, from the grader's own words at its start (the rest of a blocked
+    # attempt's line is the kernel's: it is counted, never copied into the note)
+    stopped = [line for line in mine if line.startswith(f"{student}: sandbox blocked: ")]
+    rewired = [line for line in mine if line.startswith(f"{student}: rewired the kernel's ")]
+    delegated = [line for line in mine if re.match(
+        rf"{re.escape(student)}: exercise \d+ calls the course's reference ", line)]
+    limited = [line for line in mine if is_breach(line)
+               and line not in (*stopped, *rewired, *delegated)]
     notes += [line.split(": ", 1)[1] for line in limited]
     if stopped:
         notes.append(f"sandbox blocked {len(stopped)} attempt(s)")

@@ -39,6 +39,22 @@ METHODS = ("run_cell", "run_cell_async", "run_ast_nodes", "run_code", "transform
            "should_run_async", "user_expressions")
 
 
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,60}"
+
+
+def is_finding(name: str) -> bool:
+    """Whether ``name`` is one of the names :meth:`_Snapshot.restore` can report: the
+    grader accepts no other word from the kernel's check (:func:`course.grading.sandbox.
+    trusted`)."""
+    import re
+
+    either = "|".join
+    pattern = (rf"sys\.settrace|sys\.(?:{either(STREAMS)})|builtins\.{_IDENTIFIER}"
+               rf"|{either(SHELL_LISTS + MANAGER_LISTS)}|shell\.(?:{either(SHELL_ATTRS + METHODS)})"
+               rf"|events\.{_IDENTIFIER}|{_IDENTIFIER}\.(?:{either(METHODS)})")
+    return re.fullmatch(pattern, name) is not None
+
+
 class _Snapshot:
     """The hooks as ipykernel set them up (values, and copies of the lists)."""
 
