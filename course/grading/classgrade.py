@@ -102,6 +102,7 @@ def grade_group(job: dict) -> None:
     (course.parent / "reports.json").write_text(json.dumps({
         name: {"summary": r.summary(), "earned": r.earned, "total": r.total,
                "kernel_died": r.kernel_died, "stopped": r.stopped, "conformed": r.conformed,
+               "flags": r.flags,
                "failed": [[t.grade_id, t.message] for t in r.failed()]}
         for name, r in reports.items()}))
 
@@ -332,6 +333,11 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     print(f"wrote {path.relative_to(repo)} (autograded points, written answers still to grade, "
           "late penalties, submission time); feedback in feedback/<student>/"
           f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
+    held = sorted(s for s, note in notes.items() if note.startswith("HELD FOR A PERSON"))
+    if held:
+        print(f"make grade: {len(held)} row(s) held for a person (the static flagger found "
+              f"code that reaches into the grading machinery; read their notes in "
+              f"{GRADES_DIR}/week{week}.csv): {', '.join(held)}", flush=True)
     if failed_rows:
         print(f"make grade: {len(failed_rows)} row(s) could not be graded: "
               f"{', '.join(sorted(failed_rows))} (see their notes in "
@@ -447,6 +453,9 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     notes = list(report.get("conformed", []))
     lines = [f"{student}: {report['summary']} autograded"]
     lines += [f"{student}: {line}" for line in notes]
+    if report.get("flags"):
+        lines += [f"{student}: FLAGGED for a person: {line}" for line in report["flags"]]
+        notes.insert(0, "HELD FOR A PERSON: " + " | ".join(report["flags"]))
     if report["kernel_died"]:
         notes.append("kernel died")
         lines.append(f"{student}: the kernel died while grading (os._exit, a killed process "
