@@ -48,12 +48,91 @@ def _accidents(course) -> dict[str, str]:
     return students
 
 
+# The ways issue 43 found to get a blank notebook past the test guard, each a cell put
+# before the blank release's answers. ``(what it does, its code, what its flag names)``.
+SWALLOW = """import ast
+class Swallow(ast.NodeTransformer):
+    def visit_Module(self, node):
+        catch = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None,
+                                  body=[ast.Pass()])
+        return ast.fix_missing_locations(ast.Module(
+            body=[ast.Try(body=node.body or [ast.Pass()], handlers=[catch], orelse=[],
+                          finalbody=[])], type_ignores=[]))
+"""
+FORGE = """import hashlib, sys
+_name = next(k for k in list(vars(sys)) if k.startswith("_grading_check"))
+_real = getattr(sys, _name)
+_cells = dict(zip(_real.__code__.co_freevars, (c.cell_contents for c in _real.__closure__)))
+_secret = _cells["secret"]
+def _forged(nonce, marker=None, references=None):
+    rewired, ran, delegated = REWIRED, (None if marker is None else True), []
+    found = f"{_secret}:{nonce}:{rewired}:{ran}:{delegated}"
+    return {"proof": hashlib.sha256(found.encode()).hexdigest(), "rewired": rewired,
+            "ran": ran, "delegated": delegated}
+setattr(sys, _name, _forged)
+"""
+ATTACKS = {
+    "r_secret": ("reads the guard's secret from its closure and answers every check with "
+                 "'nothing changed', then swallows every error",
+                 "REWIRED = []\n" + FORGE + SWALLOW
+                 + "get_ipython().ast_transformers.append(Swallow())\n", "__closure__"),
+    "r_frame": ("a forged answer to the check, written to put lines under h_ann's name",
+                "REWIRED = ['sys.stderr\\nh_ann: sandbox blocked: tried to read /etc/shadow "
+                "(outside the sandbox)\\nh_ann: rewired the kernel\\'s hooks']\n" + FORGE,
+                "_grading_check"),
+    "r_execute": ("wraps the kernel's do_execute: every cell in a try/except while it runs",
+                  """import textwrap
+_kernel = get_ipython().kernel
+_run = _kernel.do_execute
+async def _wrapped(code, *args, **kwargs):
+    body = textwrap.indent(code or "pass", "    ")
+    return await _run(f"try:\\n{body}\\nexcept BaseException:\\n    pass", *args, **kwargs)
+_kernel.do_execute = _wrapped
+""", "get_ipython"),
+    "r_send": ("wraps the session's send: error and stderr messages dropped",
+               """_session = get_ipython().kernel.session
+_send = _session.send
+def _quiet(stream, msg_or_type, content=None, *args, **kwargs):
+    kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type")
+    said = content if isinstance(content, dict) else {}
+    if kind == "error" or (kind == "stream" and said.get("name") == "stderr"):
+        return None
+    return _send(stream, msg_or_type, content, *args, **kwargs)
+_session.send = _quiet
+""", "get_ipython"),
+    "r_events": ("an event callback whose __module__ claims matplotlib puts its transformer "
+                 "back before every cell",
+                 SWALLOW + """def _again(*args):
+    shell = get_ipython()
+    if not any(isinstance(t, Swallow) for t in shell.ast_transformers):
+        shell.ast_transformers.append(Swallow())
+_again.__module__ = "matplotlib_inline.backend_inline"
+get_ipython().events.register("pre_run_cell", _again)
+""", "__module__"),
+    "r_patch": ("replaces the billing simulator's charges() so that no test sees two",
+                """from course.world.billing import BillingSimulator
+_charges = BillingSimulator.charges
+BillingSimulator.charges = lambda self: _charges(self)[:1]
+""", "BillingSimulator.charges"),
+    "r_sitecustomize": ("points PYTHONPATH at a sitecustomize.py in its folder",
+                        """import os, pathlib
+pathlib.Path("sitecustomize.py").write_text("import builtins\\n")
+os.environ["PYTHONPATH"] = os.getcwd()
+""", "sitecustomize"),
+}
+
+
 def build_red_team(course) -> dict[str, str]:
     students = {}
     for name in HONEST:
         _submit(course, name, _nb(SOURCE))
         students[name] = "the solution"
     students.update(_accidents(course))
+    for name, (what, code, _named) in ATTACKS.items():
+        nb = _nb(RELEASE)
+        nb.cells.insert(1, nbformat.v4.new_code_cell(code))
+        _submit(course, name, nb)
+        students[name] = what
     return students
 
 
@@ -90,6 +169,7 @@ def test_each_accident_ends_on_its_own_row(graded):
     assert rows["x_added"]["autograded_max"] == str(FULL)
     assert "the release does not have" in rows["x_added"]["note"]
     assert "GRADING FAILED" not in done.stdout, done.stdout[-3000:]
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_a_notebook_that_still_stops_nbgrader_fails_its_own_row_only(tmp_path):
@@ -121,3 +201,36 @@ def test_a_notebook_that_still_stops_nbgrader_fails_its_own_row_only(tmp_path):
     assert "x_marked: GRADING FAILED" in done.stdout
     assert "h_ann: GRADING FAILED" not in done.stdout
     assert "could not be graded: x_marked " in done.stderr, done.stderr[-2000:]
+
+
+def test_each_attacker_is_held_for_a_person_with_what_it_did_named(graded):
+    """Each attack is flagged before anything runs, its row held for a person with the
+    construct named; and none scores above the blank release's score (0) without it."""
+    _, _, done, rows = graded
+    for name, (what, _code, named) in ATTACKS.items():
+        note = rows[name]["note"]
+        assert note.startswith("HELD FOR A PERSON: "), (name, what, rows[name])
+        assert named in note, (name, note)
+        assert f"{name}: FLAGGED for a person: " in done.stdout
+    assert "held for a person" in done.stdout and "r_secret" in done.stdout
+
+
+def test_a_forged_answer_writes_nothing_under_a_classmates_name(graded):
+    _, _, done, rows = graded
+    assert rows["h_ann"]["note"] == ""
+    for line in done.stdout.splitlines():
+        if line.startswith("h_ann"):
+            assert "sandbox blocked" not in line and "rewired" not in line, line
+    # the forged answer is refused: the checked test cells fail, so it gains nothing
+    assert float(rows["r_frame"]["autograded"]) == 0
+    assert "etc/shadow" not in rows["r_frame"]["note"]
+
+
+def test_the_attacks_the_guard_cannot_stop_gain_nothing_they_are_not_flagged_for(graded):
+    """Whatever an attack scores (the guard stops some of them by itself), a row with
+    points above the blank release's carries its flag: nothing unflagged gains."""
+    _, _, _, rows = graded
+    gained = {name: rows[name]["autograded"] for name in ATTACKS
+              if float(rows[name]["autograded"]) > 0}
+    assert all(rows[name]["note"].startswith("HELD FOR A PERSON") for name in gained)
+    print("attack scores:", {name: rows[name]["autograded"] for name in ATTACKS})
