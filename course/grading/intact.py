@@ -17,9 +17,13 @@ kernel's half of the guard (the grader's half is in :mod:`course.grading.sandbox
   grader appends a line that sets a marker) and whether the notebook's answers called
   the exercise's reference implementation meanwhile (:mod:`course.grading.references`).
 
-What it cannot stop: code written against this module itself (finding the snapshot in
-memory and changing it) within the same process. The grader then gets no valid proof,
-and fails the test cells it could not check.
+What it cannot stop: code written against this module itself, in the same process: the
+secret and the snapshot are in the check's closure, so a notebook can read the secret
+and forge answers, or change the snapshot; it can also wrap what this module does not
+put back (the kernel's ``do_execute``, its session's ``send``). The grader refuses an
+answer that says a word :func:`is_finding` does not know, and the static flagger
+(:mod:`course.grading.flags`) holds every notebook that reaches for these things for a
+person; it does not make them impossible.
 """
 
 from __future__ import annotations
