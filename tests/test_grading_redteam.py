@@ -212,7 +212,9 @@ def test_each_attacker_is_held_for_a_person_with_what_it_did_named(graded):
         assert note.startswith("HELD FOR A PERSON: "), (name, what, rows[name])
         assert named in note, (name, note)
         assert f"{name}: FLAGGED for a person: " in done.stdout
-    assert "held for a person" in done.stdout and "r_secret" in done.stdout
+    held = [line for line in done.stderr.splitlines() if "held for a person" in line]
+    assert held and all(name in held[0] for name in ATTACKS), done.stderr[-2000:]
+    assert not any(name in held[0] for name in HONEST)
 
 
 def test_a_forged_answer_writes_nothing_under_a_classmates_name(graded):

@@ -337,7 +337,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     if held:
         print(f"make grade: {len(held)} row(s) held for a person (the static flagger found "
               f"code that reaches into the grading machinery; read their notes in "
-              f"{GRADES_DIR}/week{week}.csv): {', '.join(held)}", flush=True)
+              f"{GRADES_DIR}/week{week}.csv): {', '.join(held)}", file=sys.stderr, flush=True)
     if failed_rows:
         print(f"make grade: {len(failed_rows)} row(s) could not be graded: "
               f"{', '.join(sorted(failed_rows))} (see their notes in "

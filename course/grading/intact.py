@@ -105,7 +105,7 @@ class _Snapshot:
         shell.compile.flags = self.flags  # a `from __future__` import: honest, not named
         for name, callbacks in shell.events.callbacks.items():
             kept = [c for c in callbacks if c in self.events.get(name, [])
-                    or _module_of(c).startswith(_LIBRARIES)]
+                    or _is_library(c)]
             if kept != callbacks:
                 callbacks[:] = kept
                 changed.append(f"events.{name}")
@@ -133,6 +133,18 @@ _IPYTHON_BUILTINS = frozenset({"get_ipython", "exit", "quit", "display", "__IPYT
 # Libraries that register IPython event callbacks of their own (matplotlib's inline
 # backend does on the first pyplot import): kept, and not counted as rewiring.
 _LIBRARIES = ("matplotlib_inline.", "matplotlib.", "ipykernel.", "IPython.", "ipywidgets.")
+
+
+def _is_library(callback: Any) -> bool:
+    """A callback a library registered: its ``__module__`` names one of :data:`_LIBRARIES`
+    and its code comes from that module's own file (a notebook can set ``__module__`` on
+    a function of its own, not move the function's code into the library's file)."""
+    if not _module_of(callback).startswith(_LIBRARIES):
+        return False
+    function = getattr(callback, "__func__", callback)
+    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
+    module = sys.modules.get(getattr(callback, "__module__", None) or "")
+    return bool(filename) and filename == getattr(module, "__file__", None)
 
 
 def _module_of(callback: Any) -> str:
