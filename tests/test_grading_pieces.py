@@ -281,6 +281,15 @@ def keep():
         time.sleep(0.0005)
 threading.Thread(target=keep, daemon=True).start()
 '''
+# An event callback that puts the transformer back before each cell, its __module__
+# claiming a library's name (issue 43: such callbacks were kept).
+FORGED_MODULE = NEUTER + r'''
+def again(*args):
+    if not get_ipython().ast_transformers:
+        get_ipython().ast_transformers.append(Swallow())
+again.__module__ = "matplotlib_inline.backend_inline"
+get_ipython().events.register("pre_run_cell", again)
+'''
 HONEST = """from __future__ import annotations
 import matplotlib.pyplot as plt
 plt.plot([1, 2]); plt.close()
@@ -302,7 +311,8 @@ def _graded_cells(first: str, tmp_path, student: str = "eve"):
             for c in nb.cells[1:]], nb
 
 
-@pytest.mark.parametrize("cheat", [NEUTER, STUBBORN], ids=["transformer", "thread"])
+@pytest.mark.parametrize("cheat", [NEUTER, STUBBORN, FORGED_MODULE],
+                         ids=["transformer", "thread", "forged-module"])
 def test_a_notebook_cannot_neuter_its_tests_and_is_named(cheat, tmp_path, monkeypatch):
     notes = tmp_path / "notes.log"
     monkeypatch.setenv("COURSE_GRADING_NOTES", str(notes))
@@ -312,6 +322,8 @@ def test_a_notebook_cannot_neuter_its_tests_and_is_named(cheat, tmp_path, monkey
     assert said.startswith("eve: rewired the kernel's ") and "ast_transformers" in said, said
     if cheat is NEUTER:
         assert errors == [["AssertionError"], []] and "sys.stderr" in said
+    if cheat is FORGED_MODULE:
+        assert "events.pre_run_cell" in said, said
 
 
 def test_an_honest_notebook_is_not_called_a_rewirer(tmp_path, monkeypatch):

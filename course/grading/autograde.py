@@ -109,6 +109,8 @@ class Report:
     missing: list[str] = field(default_factory=list)  # notebooks not in the submission
     stopped: list[str] = field(default_factory=list)  # cells the time limit stopped
     kernel_died: bool = False  # the notebook's kernel died: nothing could be scored
+    conformed: list[str] = field(default_factory=list)  # accidents put right (conform.py)
+    flags: list[str] = field(default_factory=list)  # held for a person (flags.py)
     timeout_s: float = 0
 
     @property
@@ -149,6 +151,14 @@ class Report:
                     "  (os._exit, os.kill(os.getpid(), ...), kill_self() outside run_forked) or",
                     "  ran out of memory. Run the notebook top to bottom in JupyterLab to find",
                     "  the cell after which the kernel restarts.", ""]
+        out += [f"  PUT RIGHT: {line}" for line in self.conformed]
+        out += [""] if self.conformed else []
+        if self.flags:
+            out.append("  FLAGGED for a person: this code reaches into the kernel, the grader "
+                       "or the course itself, which no exercise needs; an instructor will "
+                       "read it before the score counts:")
+            out += [f"    FLAG  {line}" for line in self.flags]
+            out.append("")
         for name in self.missing:
             out.append(f"  MISSING   {name}: not in {_shown(self.submission)}; its tests score 0")
         if self.stopped:
@@ -213,12 +223,17 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
         raise GradingError(str(error)) from None
     shutil.copytree(source, course / "solutions" / assignment,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", ANSWERS))
+    conformed: dict[str, list[str]] = {}
+    flagged: dict[str, list[str]] = {}
     for student, folder in submissions.items():
         target = course / "submitted" / student / assignment
         target.mkdir(parents=True)
         for name in notebooks:
             if (Path(folder) / name).is_file():
-                shutil.copy2(Path(folder) / name, target / name)
+                put_right, found = _conformed_copy(Path(folder) / name, target / name,
+                                                   source / name)
+                conformed.setdefault(student, []).extend(put_right)
+                flagged.setdefault(student, []).extend(found)
     config = _config(repo, course, timeout_s)
     _run_nbgrader("generate_assignment", config, assignment)
     failure = _run_nbgrader("autograde", config, assignment, raise_on_failure=False)
@@ -227,6 +242,9 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
     reports = {student: _report(course, declared, student, Path(folder), notebooks, limit,
                                 scores.get(student, {}))
                for student, folder in submissions.items()}
+    for student, report in reports.items():
+        report.conformed = conformed.get(student, [])
+        report.flags = flagged.get(student, [])
     for student, report in reports.items():  # submitted, yet nbgrader produced nothing
         lost = [n for n in report.missing if (Path(submissions[student]) / n).is_file()]
         report.missing = [n for n in report.missing if n not in lost]
@@ -237,6 +255,28 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
     if failure and not explained:
         raise GradingError(f"nbgrader autograde failed:\n{failure}")
     return reports
+
+
+def _conformed_copy(submitted: Path, target: Path, source: Path,
+                    ) -> tuple[list[str], list[str]]:
+    """Copy ``submitted`` to ``target`` with its graded cells made to match the release
+    (:func:`course.grading.conform.conform`). Returns what was put right and what the
+    static flagger (:func:`course.grading.flags.notebook_flags`) holds for a person, one
+    line each: both read here, outside any kernel, before anything runs."""
+    from course.grading.conform import conform
+    from course.grading.flags import notebook_flags
+    from course.grading.verdict import one_line
+
+    nb = nbformat.read(submitted, as_version=4)
+    original = nbformat.read(source, as_version=4)
+    said = conform(nb, original)
+    found = [one_line(line) for line in notebook_flags(nb, original)]
+    if not said:
+        shutil.copy2(submitted, target)
+        return [], found
+    nbformat.write(nb, target)
+    shutil.copystat(submitted, target)
+    return said, found
 
 
 def check_request(week: int, folders, *, repo: Path = REPO) -> list[str]:

@@ -15,7 +15,11 @@ It promises:
 
 - every submission ``submitted/<student>/weekN/`` is graded; a folder that cannot
   be (no notebook, invalid JSON) is reported and exported with a note, not skipped
-  silently, and does not stop the others;
+  silently, and does not stop the others; a notebook that stops nbgrader (which
+  stops for every notebook of its run) is found by grading its group again one
+  student at a time, and only its own row fails; the accidents nbgrader 0.9 stops on
+  (a duplicated, added or re-typed graded cell) are put right before it runs
+  (:mod:`course.grading.conform`), said on the row;
 - each line printed names the student it is about; a progress bar on stderr;
 - kernels run sandboxed wherever bubblewrap works (:mod:`course.grading.sandbox`); the blocked
   attempts are printed, prefixed with the student;
@@ -30,6 +34,7 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -56,6 +61,7 @@ from course.grading.limits import is_breach
 from course.grading.merge import Merged, ensure_tables, merge_student, set_note
 from course.grading.sandbox import availability
 from course.grading.speedups import throwaway_gradebook
+from course.grading.verdict import one_line
 
 WORKER = """
 import json, sys
@@ -97,7 +103,8 @@ def grade_group(job: dict) -> None:
     finish_files(course, job["week"], job["folders"])
     (course.parent / "reports.json").write_text(json.dumps({
         name: {"summary": r.summary(), "earned": r.earned, "total": r.total,
-               "kernel_died": r.kernel_died, "stopped": r.stopped,
+               "kernel_died": r.kernel_died, "stopped": r.stopped, "conformed": r.conformed,
+               "flags": r.flags,
                "failed": [[t.grade_id, t.message] for t in r.failed()]}
         for name, r in reports.items()}))
 
@@ -223,8 +230,9 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
                 sandbox: str = "auto", timeout_s: int | None = None,
                 students: list[str] | None = None) -> int:
     """Grade every submission of ``weekN``, or only ``students``' (module docstring); 0, or
-    2 when nothing could be graded or a group's nbgrader run failed (its students are in
-    the CSV with a note)."""
+    2 when nothing could be graded or some rows could not be (named on stderr; each has
+    its note in the CSV). A group whose nbgrader run stopped is graded again one student
+    at a time, so one notebook's failure ends on its own row only."""
     tools_on_path()
     repo, url = Path(repo).resolve(), db_url_of(repo, db_url)
     everyone = submissions(week, repo)
@@ -265,7 +273,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     groups = split(sorted(gradable), workers or os.cpu_count() or 1) if gradable else []
     print(f"grading {len(gradable)} submission(s) of week{week} with {len(groups)} worker(s); "
           f"sandbox: {env['COURSE_GRADING_SANDBOX']}", flush=True)
-    failed = False
+    failed_rows: list[str] = []
     said: list[str] = []
     merged: list[Merged] = []
     with tempfile.TemporaryDirectory(prefix=f"class-week{week}-") as tmp:
@@ -281,19 +289,12 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
                 [sys.executable, "-c", WORKER, json.dumps(job)], cwd=repo, env=genv,
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)))
 
-        def merge_group(i: int) -> None:  # as soon as group i is done, while others run
-            nonlocal failed
-            place, group, log, _job = jobs[i]
-            log.close()
+        def settle(place: Path, group: list[str]) -> bool:
+            """Merge a finished worker's students; False when it left no results."""
             reports = json.loads((place / "reports.json").read_text()) \
                 if (place / "reports.json").is_file() else {}
             if not reports:
-                failed = True
-                for student in group:
-                    notes[student] = f"grading failed (see {GRADES_DIR}/week{week}-log/)"
-                    said.append(f"{student}: GRADING FAILED: nbgrader stopped for this group; "
-                                f"see {logs.relative_to(repo)}/{Path(log.name).name}")
-                return
+                return False
             blocked = (place / "notes.log").read_text().splitlines() \
                 if (place / "notes.log").is_file() else []
             for student in group:
@@ -302,6 +303,36 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             for student in set(group) & set(strangers):
                 notes[student] = "; ".join(filter(None, [STRANGER, notes[student]]))
             merged.extend(merge(place / "course", group, week, repo, url, notes, rule))
+            return True
+
+        def merge_group(i: int) -> None:  # as soon as group i is done, while others run
+            place, group, log, _job = jobs[i]
+            log.close()
+            if settle(place, group):
+                return
+            # nbgrader stopped for the whole group: grade each of its students alone, so
+            # that whatever one notebook did ends on that student's row only
+            for student in group if len(group) > 1 else []:
+                alone = place.parent / f"group{i}-{student}"
+                alone.mkdir()
+                job = {"week": week, "repo": str(repo), "course": str(alone / "course"),
+                       "folders": {student: str(gradable[student])}, "timeout_s": timeout_s}
+                with open(logs / f"group{i}-{student}.log", "w") as own:
+                    subprocess.run([sys.executable, "-c", WORKER, json.dumps(job)], cwd=repo,
+                                   env={**env, "COURSE_GRADING_NOTES": str(alone / "notes.log")},
+                                   stdout=own, stderr=subprocess.STDOUT,
+                                   preexec_fn=_die_with_parent, check=False)
+                if not settle(alone, [student]):
+                    ungraded(student, Path(own.name).name)
+            if len(group) == 1:
+                ungraded(group[0], Path(log.name).name)
+
+        def ungraded(student: str, log_name: str) -> None:
+            failed_rows.append(student)
+            notes[student] = (f"grading failed: nbgrader stopped on this notebook (see "
+                              f"{GRADES_DIR}/week{week}-log/{log_name})")
+            said.append(f"{student}: GRADING FAILED: nbgrader stopped on this notebook; see "
+                        f"{logs.relative_to(repo)}/{log_name}")
 
         _wait(jobs, week, Progress(len(gradable), week) if gradable else None, merge_group)
     for line in said:
@@ -316,7 +347,16 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     print(f"wrote {shown} and {canvas_path(shown)} (autograded points, written answers still "
           "to grade, late penalties, submission time); feedback in feedback/<student>/"
           f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
-    return 0 if gradable and not failed else 2
+    held = sorted(s for s, note in notes.items() if note.startswith("HELD FOR A PERSON"))
+    if held:
+        print(f"make grade: {len(held)} row(s) held for a person (the static flagger found "
+              f"code that reaches into the grading machinery; read their notes in "
+              f"{GRADES_DIR}/week{week}.csv): {', '.join(held)}", file=sys.stderr, flush=True)
+    if failed_rows:
+        print(f"make grade: {len(failed_rows)} row(s) could not be graded: "
+              f"{', '.join(sorted(failed_rows))} (see their notes in "
+              f"{GRADES_DIR}/week{week}.csv)", file=sys.stderr, flush=True)
+    return 0 if gradable and not failed_rows else 2
 
 
 STRANGER = "not on the class list"  # the CSV note of a submitter the roster does not name
@@ -455,8 +495,12 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     """The student's result lines (each starting with their name) and the CSV note."""
     if report is None:
         return [f"{student}: no result (the notebook was not graded)"], "no result"
-    notes = []
+    notes = list(report.get("conformed", []))
     lines = [f"{student}: {report['summary']} autograded"]
+    lines += [f"{student}: {line}" for line in notes]
+    if report.get("flags"):
+        lines += [f"{student}: FLAGGED for a person: {line}" for line in report["flags"]]
+        notes.insert(0, "HELD FOR A PERSON: " + " | ".join(report["flags"]))
     if report["kernel_died"]:
         notes.append("kernel died")
         lines.append(f"{student}: the kernel died while grading (os._exit, a killed process "
@@ -464,14 +508,19 @@ def _describe(student: str, report: dict | None, blocked: list[str],
     lines += [f"{student}: stopped by the time limit: {where}" for where in report["stopped"]]
     if report["stopped"]:
         notes.append(f"{len(report['stopped'])} cell(s) stopped by the time limit")
-    lines += [f"{student}: failed {grade_id}: {message[:160]}"
+    lines += [f"{student}: failed {grade_id}: {one_line(message, 160)}"
               for grade_id, message in report["failed"]]
-    mine = list(dict.fromkeys(line for line in blocked if line.startswith(f"{student}: ")))
+    mine = list(dict.fromkeys(one_line(line, 1000) for line in blocked
+                              if line.startswith(f"{student}: ")))
     lines += mine
-    stopped = [line for line in mine if " sandbox blocked" in line]
-    rewired = [line for line in mine if " rewired the kernel" in line]
-    delegated = [line for line in mine if " calls the course's reference " in line]
-    limited = [line for line in mine if is_breach(line)]
+    # what each line is, from the grader's own words at its start (the rest of a blocked
+    # attempt's line is the kernel's: it is counted, never copied into the note)
+    stopped = [line for line in mine if line.startswith(f"{student}: sandbox blocked: ")]
+    rewired = [line for line in mine if line.startswith(f"{student}: rewired the kernel's ")]
+    delegated = [line for line in mine if re.match(
+        rf"{re.escape(student)}: exercise \d+ calls the course's reference ", line)]
+    limited = [line for line in mine if is_breach(line)
+               and line not in (*stopped, *rewired, *delegated)]
     notes += [line.split(": ", 1)[1] for line in limited]
     if stopped:
         notes.append(f"sandbox blocked {len(stopped)} attempt(s)")

@@ -17,9 +17,13 @@ kernel's half of the guard (the grader's half is in :mod:`course.grading.sandbox
   grader appends a line that sets a marker) and whether the notebook's answers called
   the exercise's reference implementation meanwhile (:mod:`course.grading.references`).
 
-What it cannot stop: code written against this module itself (finding the snapshot in
-memory and changing it) within the same process. The grader then gets no valid proof,
-and fails the test cells it could not check.
+What it cannot stop: code written against this module itself, in the same process: the
+secret and the snapshot are in the check's closure, so a notebook can read the secret
+and forge answers, or change the snapshot; it can also wrap what this module does not
+put back (the kernel's ``do_execute``, its session's ``send``). The grader refuses an
+answer that says a word :func:`is_finding` does not know, and the static flagger
+(:mod:`course.grading.flags`) holds every notebook that reaches for these things for a
+person; it does not make them impossible.
 """
 
 from __future__ import annotations
@@ -37,6 +41,22 @@ SHELL_ATTRS = ("displayhook", "display_pub", "compile", "custom_exceptions", "Cu
 METHODS = ("run_cell", "run_cell_async", "run_ast_nodes", "run_code", "transform_cell",
            "transform_ast", "showtraceback", "_showtraceback", "showsyntaxerror",
            "should_run_async", "user_expressions")
+
+
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,60}"
+
+
+def is_finding(name: str) -> bool:
+    """Whether ``name`` is one of the names :meth:`_Snapshot.restore` can report: the
+    grader accepts no other word from the kernel's check (:func:`course.grading.sandbox.
+    trusted`)."""
+    import re
+
+    either = "|".join
+    pattern = (rf"sys\.settrace|sys\.(?:{either(STREAMS)})|builtins\.{_IDENTIFIER}"
+               rf"|{either(SHELL_LISTS + MANAGER_LISTS)}|shell\.(?:{either(SHELL_ATTRS + METHODS)})"
+               rf"|events\.{_IDENTIFIER}|{_IDENTIFIER}\.(?:{either(METHODS)})")
+    return re.fullmatch(pattern, name) is not None
 
 
 class _Snapshot:
@@ -85,7 +105,7 @@ class _Snapshot:
         shell.compile.flags = self.flags  # a `from __future__` import: honest, not named
         for name, callbacks in shell.events.callbacks.items():
             kept = [c for c in callbacks if c in self.events.get(name, [])
-                    or _module_of(c).startswith(_LIBRARIES)]
+                    or _is_library(c)]
             if kept != callbacks:
                 callbacks[:] = kept
                 changed.append(f"events.{name}")
@@ -113,6 +133,18 @@ _IPYTHON_BUILTINS = frozenset({"get_ipython", "exit", "quit", "display", "__IPYT
 # Libraries that register IPython event callbacks of their own (matplotlib's inline
 # backend does on the first pyplot import): kept, and not counted as rewiring.
 _LIBRARIES = ("matplotlib_inline.", "matplotlib.", "ipykernel.", "IPython.", "ipywidgets.")
+
+
+def _is_library(callback: Any) -> bool:
+    """A callback a library registered: its ``__module__`` names one of :data:`_LIBRARIES`
+    and its code comes from that module's own file (a notebook can set ``__module__`` on
+    a function of its own, not move the function's code into the library's file)."""
+    if not _module_of(callback).startswith(_LIBRARIES):
+        return False
+    function = getattr(callback, "__func__", callback)
+    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
+    module = sys.modules.get(getattr(callback, "__module__", None) or "")
+    return bool(filename) and filename == getattr(module, "__file__", None)
 
 
 def _module_of(callback: Any) -> str:

@@ -34,6 +34,24 @@ LISTS = ("os.listdir", "os.scandir", "glob.glob", "os.chdir")
 LOOKS = ("os.stat", "os.lstat", "os.access")
 MAX_LINES = 200
 PRIVATE = ("/tmp/", "/dev/shm/")
+# Modules that only pass a path on: the caller that matters is the one before them.
+HELPERS = frozenset({"os", "posixpath", "genericpath", "pathlib", "glob", "fnmatch",
+                     "shutil", "stat"})
+
+
+def _library_probe(libraries: tuple[str, ...]) -> bool:
+    """Whether the look-up being made comes from installed code (the system, the
+    virtualenv, the ``course`` package: a library probing for an optional file, such as
+    ``pkgutil`` looking for ``*.pkg`` files along ``sys.path`` or matplotlib for a source
+    checkout) rather than from the notebook's own code (its cells, or files it wrote)."""
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename == __file__
+                                 or frame.f_globals.get("__name__") in HELPERS):
+        frame = frame.f_back
+    if frame is None:
+        return True
+    name = frame.f_code.co_filename
+    return name.startswith("<frozen ") or name.startswith(libraries)
 
 
 def _path(value: object) -> str | None:
@@ -60,6 +78,11 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
     # The folders above what is inside exist too (empty but for the way down): looking one
     # up (as resolving a path does) is no attempt; listing one is.
     above = frozenset(str(parent) for r in roots for parent in _parents(r))
+    # installed code: what the sandbox binds read-only (the system, the environment, the
+    # package), not the scratch folder nor what exists inside only
+    libraries = tuple(dict.fromkeys(
+        r.rstrip("/") + "/" for r in roots if r != "/" and not (r.rstrip("/") + "/").startswith(
+            (*may_write, "/proc/", "/dev/", "/run/grading/"))))
     said: set[str] = set()
 
     def say(line: str) -> None:
@@ -88,7 +111,7 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
         if writing and not (path + "/").startswith(may_write) and path != "/dev/null":
             say(f"tried to write {path}" + (" (outside the sandbox)" if outside else
                                             " (outside its scratch folder)"))
-        elif outside:
+        elif outside and not (event in LOOKS and _library_probe(libraries)):
             verb = ("list" if event in LISTS else "look up" if event in LOOKS
                     else "open the database" if event == "sqlite3.connect" else "read")
             say(f"tried to {verb} {path} (outside the sandbox)")
@@ -131,6 +154,10 @@ def main(argv: list[str] | None = None) -> None:
         secret = f.read().strip()
     os.unlink(plan["secret_file"])
     if plan.get("attempts"):
+        # the package and the virtualenv are read-only here: no bytecode cache written
+        # into them (an honest import is no attempt); PYTHONDONTWRITEBYTECODE tells the
+        # interpreters the notebook starts the same
+        sys.dont_write_bytecode = True
         log_attempts(plan["roots"], plan["writable"], plan["attempts"])
         # In a PID namespace the parent is the sandbox's init (pid 1), which ipykernel's
         # parent poller takes for "the grader died"; bubblewrap's --die-with-parent does

@@ -48,6 +48,9 @@ class RestoreCells(OverwriteCells):
                    f"{old}); put back")
 
     def _note(self, line: str) -> None:
+        from course.grading.verdict import one_line
+
+        line = one_line(line)  # ``new`` is the student's metadata: one line, printable
         self.log.warning(line)
         notes = os.environ.get("COURSE_GRADING_NOTES")
         if notes:

@@ -73,6 +73,7 @@ from traitlets import Enum, Float, Integer
 from course.grading import jail
 from course.grading.declaration import DeclarationError, Week, load
 from course.grading.limits import OUTPUT_CUT, KernelWatch, Limits, breach_of
+from course.grading.verdict import one_line
 
 REPO = Path(__file__).resolve().parents[2]
 SANDBOX_ROOT = Path("/run/course-grading")
@@ -143,7 +144,23 @@ def note(line: str) -> None:
     notes = os.environ.get("COURSE_GRADING_NOTES")
     if notes:
         with open(notes, "a") as out:
-            out.write(line + "\n")
+            out.write(one_line(line, 1000) + "\n")
+
+
+def trusted(answer: dict, references: tuple[str, ...] = ()) -> bool:
+    """Whether a proved answer of the kernel's check says only what the check can say:
+    each finding one of :func:`course.grading.intact.is_finding`'s fixed names, each
+    delegation one of the references watched, ``ran`` a bool or None. A forged answer
+    (made by a notebook that read the secret) is refused, so its words never reach the
+    notes."""
+    from course.grading.intact import is_finding
+
+    rewired, delegated = answer.get("rewired"), answer.get("delegated")
+    return (isinstance(rewired, list) and all(isinstance(n, str) and is_finding(n)
+                                              for n in rewired)
+            and isinstance(delegated, list) and all(isinstance(n, str) and n in references
+                                                    for n in delegated)
+            and answer.get("ran") in (True, False, None))
 
 
 class TestGuard:
@@ -155,6 +172,7 @@ class TestGuard:
         self.week, self.answers = week, answers or []
         self.rewired: dict[str, None] = {}
         self.silent = False  # the kernel stopped answering checks: ask no more
+        self.watched: tuple[str, ...] = ()  # the references the check watches meanwhile
 
     async def ask(self, marker: str | None, nonce: str,
                   watch: tuple[list[str], list[str]] | None = None) -> dict | None:
@@ -181,7 +199,8 @@ class TestGuard:
             try:
                 answer = ast.literal_eval(found["data"]["text/plain"])
                 if answer["proof"] == proof(self.secret, nonce, answer["rewired"],
-                                            answer["ran"], answer["delegated"]):
+                                            answer["ran"], answer["delegated"]) \
+                        and trusted(answer, self.watched):
                     return answer
             except (KeyError, TypeError, ValueError, SyntaxError):
                 pass
@@ -200,8 +219,10 @@ class TestGuard:
         own = [c.source for c in self.executor.nb.cells
                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
                in exercise.answers] if refs else []
+        self.watched = ()
         before = await self.ask(None, secrets.token_hex(16),
                                 (list(refs), self.answers, own) if refs else None)
+        self.watched = tuple(refs)
         if before:
             self.rewired.update(dict.fromkeys(before["rewired"]))
         nonce, marker = secrets.token_hex(16), f"_grading_ran_{secrets.token_hex(6)}"
@@ -538,7 +559,7 @@ class AttemptsPipe:
     def _drain(self) -> None:
         with os.fdopen(self._read, "rb") as pipe:
             for raw in pipe:
-                line = raw.decode(errors="replace").strip()
+                line = one_line(raw.decode(errors="replace"))
                 if line and len(self.lines) < self.limit and line not in self.lines:
                     self.lines.append(line)
 
@@ -659,7 +680,8 @@ def sandbox_env(env, scratch: Path) -> dict[str, str]:
             if key in KERNEL_ENV or key.startswith("LC_")}
     return {**kept, "HOME": str(scratch), "TMPDIR": str(scratch / "tmp"),
             "MPLCONFIGDIR": str(scratch / "tmp"), "IPYTHONDIR": str(scratch / ".ipython"),
-            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "PWD": str(scratch)}
+            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "PWD": str(scratch),
+            "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 _removals: list[threading.Thread] = []

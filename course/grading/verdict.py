@@ -30,6 +30,18 @@ def in_cell(evalue: str, cell: str = "the cell") -> str:
     return _TEMP_FILE.sub(lambda m: f"(line {m.group(1)} of {cell})", evalue or "")
 
 
+def one_line(text: object, limit: int = 400) -> str:
+    """``text`` as one printable line of at most ``limit`` characters: every control or
+    separator character (newlines, carriage returns, escape sequences, Unicode line
+    separators) becomes a space. What a kernel said can then never start a line of its own
+    in the grader's notes, CSV or log (under a classmate's name, say)."""
+    import unicodedata
+
+    cleaned = "".join(ch if ch == " " or unicodedata.category(ch)[0] not in "CZ" else " "
+                      for ch in str(text))
+    return " ".join(cleaned.split())[:limit]
+
+
 def failure(ename: str | None = None, evalue: str | None = None, stderr: str = "",
             delegated: str = "") -> str:
     """Why a test cell failed, in one line; ``""`` when it did not.
