@@ -79,10 +79,13 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
     # up (as resolving a path does) is no attempt; listing one is.
     above = frozenset(str(parent) for r in roots for parent in _parents(r))
     # installed code: what the sandbox binds read-only (the system, the environment, the
-    # package), not the scratch folder nor what exists inside only
+    # package), not the scratch folder nor what exists inside only. A root under a writable
+    # memory file system (a clone in /tmp: the sandbox's /tmp is its own, the clone is bound
+    # read-only over it) is installed code too: only writable roots themselves are not.
+    writable_roots = tuple(w for w in may_write if w.rstrip("/") in exact)
     libraries = tuple(dict.fromkeys(
         r.rstrip("/") + "/" for r in roots if r != "/" and not (r.rstrip("/") + "/").startswith(
-            (*may_write, "/proc/", "/dev/", "/run/grading/"))))
+            (*writable_roots, "/proc/", "/dev/", "/run/grading/"))))
     said: set[str] = set()
 
     def say(line: str) -> None:
