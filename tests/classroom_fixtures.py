@@ -7,7 +7,11 @@
 
 from __future__ import annotations
 
+import csv
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -79,7 +83,8 @@ for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpi
 print("classmates found:", found)
 '''
 # Rewire the kernel so that no later cell can fail, and hide what it prints on stderr.
-NEUTER = '''import ast, io, sys
+# An AST transformer that wraps every cell in ``try: ... except BaseException: pass``.
+SWALLOW = '''import ast
 class Swallow(ast.NodeTransformer):
     def visit_Module(self, node):
         catch = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None,
@@ -87,6 +92,8 @@ class Swallow(ast.NodeTransformer):
         return ast.fix_missing_locations(ast.Module(
             body=[ast.Try(body=node.body or [ast.Pass()], handlers=[catch], orelse=[],
                           finalbody=[])], type_ignores=[]))
+'''
+NEUTER = SWALLOW + '''import io, sys
 get_ipython().ast_transformers.append(Swallow())
 sys.stderr = io.StringIO()
 '''
@@ -104,6 +111,20 @@ FORK_BOMB = "import os\nwhile True:\n    os.fork()\n"
 OUTPUT_FLOOD = "while True:\n    print('x' * 1_000_000)\n"
 DISK_FILLER = ("import os\nfor _i in range(100_000):\n    with open(f'fill-{_i}.bin', 'wb') as _f:"
                "\n        _f.write(os.urandom(1 << 20) * 64)\n")
+
+
+def grade_week5(course: Path, *, budget: int, timeout: int,
+                ) -> tuple[subprocess.CompletedProcess, dict[str, dict[str, str]]]:
+    """``make grade WEEK=5`` with 2 workers over ``course``'s submissions (each notebook
+    ``budget`` seconds, each cell ``timeout``): the run and ``grades/week5.csv`` by student."""
+    env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": str(budget)}
+    done = subprocess.run(
+        [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
+         "--workers", "2", "--timeout", str(timeout), "--repo", str(course)],
+        capture_output=True, text=True, env=env, timeout=1500)
+    with open(course / "grades" / "week5.csv") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    return done, rows
 
 
 def build_course(target: Path) -> Path:

@@ -3,16 +3,14 @@ parallel (two workers), sandboxed when root, into one gradebook; checked row by 
 
 from __future__ import annotations
 
-import csv
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-from classroom_fixtures import another_clone, build_class, build_course
+from classroom_fixtures import another_clone, build_class, build_course, grade_week5
 from weeks import REPO, autograded_points
 
 from course.grading.instructor import in_sync
@@ -31,13 +29,7 @@ def graded(tmp_path_factory):
     elsewhere = Path(tempfile.mkdtemp(prefix="another-clone-"))
     elsewhere.chmod(0o755)
     students = build_class(course, another_clone(elsewhere / "course"))
-    env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": "30"}
-    done = subprocess.run(
-        [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
-         "--workers", "2", "--timeout", "10", "--repo", str(course)],
-        capture_output=True, text=True, env=env, timeout=1500)
-    with open(course / "grades" / "week5.csv") as f:
-        rows = {row["student"]: row for row in csv.DictReader(f)}
+    done, rows = grade_week5(course, budget=30, timeout=10)
     yield course, students, done, rows
     shutil.rmtree(elsewhere)
 

@@ -17,7 +17,16 @@ import sys
 
 import nbformat
 import pytest
-from classroom_fixtures import RELEASE, SOURCE, _by_id, _nb, _submit, build_course
+from classroom_fixtures import (
+    RELEASE,
+    SOURCE,
+    SWALLOW,
+    _by_id,
+    _nb,
+    _submit,
+    build_course,
+    grade_week5,
+)
 from weeks import REPO, autograded_points
 
 FULL = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
@@ -50,15 +59,6 @@ def _accidents(course) -> dict[str, str]:
 
 # The ways issue 43 found to get a blank notebook past the test guard, each a cell put
 # before the blank release's answers. ``(what it does, its code, what its flag names)``.
-SWALLOW = """import ast
-class Swallow(ast.NodeTransformer):
-    def visit_Module(self, node):
-        catch = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None,
-                                  body=[ast.Pass()])
-        return ast.fix_missing_locations(ast.Module(
-            body=[ast.Try(body=node.body or [ast.Pass()], handlers=[catch], orelse=[],
-                          finalbody=[])], type_ignores=[]))
-"""
 FORGE = """import hashlib, sys
 _name = next(k for k in list(vars(sys)) if k.startswith("_grading_check"))
 _real = getattr(sys, _name)
@@ -140,13 +140,7 @@ def build_red_team(course) -> dict[str, str]:
 def graded(tmp_path_factory):
     course = build_course(tmp_path_factory.mktemp("redteam") / "course")
     students = build_red_team(course)
-    env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": "60"}
-    done = subprocess.run(
-        [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
-         "--workers", "2", "--timeout", "20", "--repo", str(course)],
-        capture_output=True, text=True, env=env, timeout=1500)
-    with open(course / "grades" / "week5.csv") as f:
-        rows = {row["student"]: row for row in csv.DictReader(f)}
+    done, rows = grade_week5(course, budget=60, timeout=20)
     return course, students, done, rows
 
 

@@ -48,6 +48,7 @@ from course.grading import late
 from course.grading.autograde import GradingError, UnreadableNotebook, check_request
 from course.grading.instructor import (
     GRADES_DIR,
+    STRANGER,
     canvas_path,
     course_config,
     db_url_of,
@@ -357,9 +358,6 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
               f"{', '.join(sorted(failed_rows))} (see their notes in "
               f"{GRADES_DIR}/week{week}.csv)", file=sys.stderr, flush=True)
     return 0 if gradable and not failed_rows else 2
-
-
-STRANGER = "not on the class list"  # the CSV note of a submitter the roster does not name
 
 
 def unreadable_note(student: str, week: int, error: UnreadableNotebook, repo: Path) -> str:

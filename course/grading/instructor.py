@@ -356,6 +356,9 @@ def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
     return target
 
 
+STRANGER = "not on the class list"  # the CSV note of a submitter the roster does not name
+
+
 def canvas_path(course_csv: Path) -> Path:
     """Where :func:`export` writes the Canvas CSV beside ``grades/weekN.csv``."""
     return course_csv.with_name(f"{course_csv.stem}-canvas.csv")
@@ -375,8 +378,6 @@ def canvas_rows(week: int, table: list[Row], repo: Path = REPO, db_url: str | No
     submitter not on the class list has no Canvas user to match and is left out (the
     course's CSV keeps their row and its note)."""
     from nbgrader.api import Gradebook
-
-    from course.grading.classgrade import STRANGER
 
     with Gradebook(db_url_of(repo, db_url)) as gb:
         lms = {s.id: s.lms_user_id or "" for s in gb.students}
