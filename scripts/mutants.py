@@ -70,8 +70,8 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_crash_harness.py",)),
     Mutant("harness-timer-never-kills", "the harness's timer never sends the SIGKILL",
            "course/crash/harness.py",
-           "            os.kill(pid, signal.SIGKILL)\n",
-           "            pass\n", ("tests/test_crash_harness.py",)),
+           "        return child.kill()\n",
+           "        pass\n", ("tests/test_crash_harness.py",)),
     Mutant("guard-intent-after-effect", "the guard fires the effect, then records the intent",
            "course/durable/guard.py",
            "        try:  # durable before the effect\n"

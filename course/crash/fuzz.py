@@ -91,6 +91,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from course.base import fork
 from course.base.crashpoints import RUN
 from course.base.table import Table
 from course.crash.harness import CrashHarness, EffectVerdicts, ScenarioResult, resolve_factory
@@ -651,45 +652,45 @@ class Lanes:
         self.root = root
         self.jobs = jobs
         self.keep_failed = keep_failed
-        self._lanes: dict[int, tuple[int, int]] = {}  # result fd -> (task fd, pid)
+        self._lanes: dict[int, tuple[int, fork.Child]] = {}  # result fd -> (task fd, lane)
         self.problems: list[str] = []
 
     def __enter__(self) -> Lanes:
         self.root.mkdir(parents=True, exist_ok=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
         for number in range(self.jobs):
             task_read, task_write = os.pipe()
             result_read, result_write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                code = 1
+
+            def lane(number: int = number, task_read: int = task_read,
+                     task_write: int = task_write, result_read: int = result_read,
+                     result_write: int = result_write) -> int:
                 try:
                     for fd in (task_write, result_read, *self._fds()):
                         os.close(fd)
                     _lane(self.graph, self.root / f"lane-{number}", task_read, result_write,
                           self.keep_failed)
-                    code = 0
+                    return 0
                 except BaseException:
                     with contextlib.suppress(BaseException):
                         os.write(result_write, (json.dumps(
                             {"lane_error": traceback.format_exc()}) + "\n").encode())
-                finally:
-                    os._exit(code)
+                    return 1
+
+            child = fork.start(lane)
             os.close(task_read)
             os.close(result_write)
-            self._lanes[result_read] = (task_write, pid)
+            self._lanes[result_read] = (task_write, child)
         return self
 
     def _fds(self) -> list[int]:
         return [fd for result, (task, _) in self._lanes.items() for fd in (result, task)]
 
     def __exit__(self, *exc: object) -> None:
-        for result, (task, pid) in self._lanes.items():
+        for result, (task, lane) in self._lanes.items():
             for fd in (task, result):
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            os.waitpid(pid, 0)
+            lane.wait()
         self._lanes = {}
         if self.problems:
             print("a fuzz lane failed:\n" + self.problems[0], file=sys.stderr)

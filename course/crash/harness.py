@@ -62,12 +62,9 @@ import gc
 import importlib
 import json
 import os
-import select
 import shutil
-import signal
 import sqlite3
 import struct
-import sys
 import tempfile
 import threading
 import time
@@ -79,7 +76,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from course.base import crashpoints
+from course.base import crashpoints, fork
 from course.cloudwave.nodes import DEFAULT_MESSAGE, GRAPHS
 from course.crash.resume import (
     SETTLED_ELSEWHERE,
@@ -346,61 +343,54 @@ class CrashHarness:
         label = _label(armed, kill_after_s)
         if pause_for_s is not None:
             label = f"pause {pause_for_s * 1000:.0f} ms at {label.removeprefix('timer ')}"
-        sys.stdout.flush()
-        sys.stderr.flush()
         alive_read, alive_write = os.pipe()
         progress_read, progress_write = os.pipe() if aim and kill_after_s is not None else (
             None, None)
         if progress_write is not None:
             os.set_blocking(progress_write, False)  # a worker never waits for the harness
+        def worker() -> int:
+            os.close(alive_read)
+            if progress_read is not None:
+                os.close(progress_read)
+            os.write(alive_write, struct.pack("d", time.monotonic()))  # "I am running"
+            os.close(alive_write)
+            return _worker(graph, saver, run_dir, thread_id, self.message, number, armed,
+                           progress_write)
+
         gc.freeze()  # the worker's collector then skips everything inherited: fewer copied pages
-        pid = os.fork()
-        if pid:
+        try:
+            child = fork.start(_noting_errors(run_dir, worker))
+        finally:
             gc.unfreeze()
             os.close(alive_write)
             if progress_write is not None:
                 os.close(progress_write)
-        else:  # the worker
-            code = EXIT_ERROR
-            try:
-                os.close(alive_read)
-                if progress_read is not None:
-                    os.close(progress_read)
-                os.write(alive_write, struct.pack("d", time.monotonic()))  # "I am running"
-                os.close(alive_write)
-                code = _worker(graph, saver, run_dir, thread_id, self.message, number, armed,
-                               progress_write)
-            except BaseException:
-                with contextlib.suppress(BaseException):
-                    _write(run_dir / "error.txt", traceback.format_exc())
-            finally:
-                os._exit(code)
         started = _started(alive_read)
         progress = None if progress_read is None else (progress_read, *aim)
         try:
             if pause_for_s is not None and kill_after_s is not None:
-                frozen = _Frozen.at(pid, started + kill_after_s, pause_for_s, progress)
+                frozen = _Frozen.at(child, started + kill_after_s, pause_for_s, progress)
                 if frozen is not None:  # what it reached before it froze (it goes on later)
                     trail, times = _trace_of(run_dir).get(number, ([], []))
                     return Attempt(number, label, "paused", _points(trail), detail="SIGSTOP",
                                    elapsed_s=time.monotonic() - started, frozen=frozen,
                                    trail=trail, trail_s=[t - started for t in times],
                                    started_at=started)
-                status = os.waitpid(pid, 0)[1]  # it finished before the pause: nothing froze
+                ended = child.wait()  # it finished before the pause: nothing froze
             else:
-                status = _wait(pid, None if kill_after_s is None else started + kill_after_s,
-                               progress)
+                ended = _wait(child, None if kill_after_s is None else started + kill_after_s,
+                              progress)
         finally:
             if progress_read is not None:
                 os.close(progress_read)
         elapsed = time.monotonic() - started
         marks = _checkpoint_marks(run_dir, number, started)
-        if os.WIFSIGNALED(status):
+        if ended.signal:
             left, writes = _left_on_disk(run_dir, thread_id)
-            return Attempt(number, label, "killed", detail=signal.Signals(os.WTERMSIG(status)).name,
+            return Attempt(number, label, "killed", detail=ended.signal,
                            elapsed_s=elapsed, checkpoints_s=marks, checkpoints_left=left,
                            writes_left=writes, started_at=started)
-        code = os.WEXITSTATUS(status)
+        code = ended.code
         outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
                    EXIT_RETRY: "retry"}.get(code, "error")
         detail = ""
@@ -428,23 +418,15 @@ class CrashHarness:
             settle()
             return None
         world.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
         started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            code = EXIT_ERROR
-            try:
-                become_worker(run_dir)
-                settle()
-                code = EXIT_DONE
-            except BaseException:
-                with contextlib.suppress(BaseException):
-                    _write(run_dir / "error.txt", traceback.format_exc())
-            finally:
-                os._exit(code)
-        status = _wait(pid, started + kill_after_s)
-        if os.WIFSIGNALED(status):
+
+        def settle_here() -> int:
+            become_worker(run_dir)
+            settle()
+            return EXIT_DONE
+
+        if _wait(fork.start(_noting_errors(run_dir, settle_here)),
+                 started + kill_after_s).signal:
             return Attempt(0, f"reconcile timer {kill_after_s * 1000:.1f} ms", "killed",
                            detail="SIGKILL", elapsed_s=time.monotonic() - started)
         return None
@@ -457,35 +439,33 @@ def _delay_for(then_kill: tuple[int, float] | None, stage: int) -> float | None:
 class _Frozen:
     """A worker frozen with SIGSTOP, and the timer that will wake it with SIGCONT."""
 
-    def __init__(self, pid: int, pause_for_s: float) -> None:
-        self.pid = pid
+    def __init__(self, child: fork.Child, pause_for_s: float) -> None:
+        self.child = child
         self._timer = threading.Timer(pause_for_s, self._wake)
         self._timer.daemon = True
         self._timer.start()
 
     @classmethod
-    def at(cls, pid: int, deadline: float, pause_for_s: float,
+    def at(cls, child: fork.Child, deadline: float, pause_for_s: float,
            progress: Progress | None = None) -> _Frozen | None:
-        """Freeze ``pid`` at ``deadline`` (monotonic, or as ``progress`` moves it); ``None``
-        if it ended before then."""
-        if not _running_at(pid, deadline, progress):
+        """Freeze ``child`` at ``deadline`` (monotonic, or as ``progress`` moves it);
+        ``None`` if it ended before then."""
+        if not _outlives(child, deadline, progress):
             return None  # exited (its status is still there to reap)
-        os.kill(pid, signal.SIGSTOP)
-        return cls(pid, pause_for_s)
+        child.stop()
+        return cls(child, pause_for_s)
 
     def _wake(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGCONT)
+        self.child.cont()
 
     def wake_and_wait(self, run_dir: Path, number: int) -> Attempt:
         """Let the pause run its course, then wait for the woken worker to end."""
         self._timer.join()
         self._wake()  # in case the timer thread was not scheduled
-        status = os.waitpid(self.pid, 0)[1]
-        if os.WIFSIGNALED(status):
-            return Attempt(number, "woken", "killed",
-                           detail=signal.Signals(os.WTERMSIG(status)).name)
-        code = os.WEXITSTATUS(status)
+        ended = self.child.wait()
+        if ended.signal:
+            return Attempt(number, "woken", "killed", detail=ended.signal)
+        code = ended.code
         outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
                    EXIT_RETRY: "retry"}.get(code, "error")
         return Attempt(number, "woken", outcome,
@@ -539,73 +519,49 @@ def _started(alive_read: int) -> float:
 Progress = tuple[int, str, float]  # (pipe of the worker's trace lines, "node/point", offset)
 
 
-def _wait(pid: int, deadline: float | None, progress: Progress | None = None) -> int:
-    """Reap ``pid``; if ``deadline`` (monotonic, or as ``progress`` moves it) comes first,
+def _wait(child: fork.Child, deadline: float | None,
+          progress: Progress | None = None) -> fork.Exit:
+    """Reap ``child``; if ``deadline`` (monotonic, or as ``progress`` moves it) comes first,
     SIGKILL it there and then."""
-    if deadline is not None and _running_at(pid, deadline, progress):
-        with contextlib.suppress(ProcessLookupError):  # a zombie ignores the signal
-            os.kill(pid, signal.SIGKILL)
-    return _reaped.pop(pid) if pid in _reaped else os.waitpid(pid, 0)[1]
+    if deadline is not None and _outlives(child, deadline, progress):
+        return child.kill()
+    ended = child.wait()
+    assert ended is not None
+    return ended
 
 
-_reaped: dict[int, int] = {}  # pid -> wait status, of children _has_exited had to reap
-
-
-def _has_exited(pid: int) -> bool:
-    """Whether child ``pid`` has exited. Where ``os.waitid`` is (Linux; macOS from Python
-    3.13) it is asked without reaping; elsewhere the child is reaped and its status kept
-    for :func:`_wait` (then it is never signalled: its pid may already be another's)."""
-    if hasattr(os, "waitid"):
-        return bool(os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT))
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        _reaped[pid] = status
-    return bool(done)
-
-
-def _running_at(pid: int, deadline: float, progress: Progress | None = None) -> bool:
-    """Wait until ``deadline`` (monotonic); whether ``pid`` is still running then (it is
+def _outlives(child: fork.Child, deadline: float, progress: Progress | None = None) -> bool:
+    """Wait until ``deadline`` (monotonic); whether ``child`` is still running then (it is
     not reaped either way). With ``progress = (fd, "node/point", offset)`` the deadline
     becomes ``offset`` after the instant the worker wrote that it passed the point (its
     own clock: how late this process reads the line does not matter), when it does."""
-    fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
-    watched = [fd] if fd is not None else []
+    if progress is None:
+        return child.outlives(deadline)
+    fd, aimed_at, offset = progress
     pending = b""
-    if progress is not None:
-        watched.append(progress[0])
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return not _has_exited(pid)
-            if fd is None and not progress:  # portable fallback: poll
-                if _has_exited(pid):
-                    return False
-                time.sleep(min(0.0005, left))
-                continue
-            ready, _, _ = select.select(watched, [], [], min(left, 0.0005) if fd is None
-                                        else left)
-            if fd is not None and fd in ready:
-                return False  # exited before the deadline
-            if progress is not None and progress[0] in ready:
-                chunk = os.read(progress[0], 1 << 16)
-                if not chunk:  # the worker closed its end: it is exiting
-                    watched.remove(progress[0])
-                    progress = None
-                    continue
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    _, node, point, stamp = line.decode().split("\t")
-                    if f"{node}/{point}" == progress[1]:
-                        deadline = float(stamp) + progress[2]
-                        watched.remove(progress[0])
-                        progress = None
-                        break
-            elif fd is None and _has_exited(pid):
-                return False
-    finally:
-        if fd is not None:
-            os.close(fd)
+
+    def on_read(chunk: bytes) -> float | None:
+        nonlocal pending
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            _, node, point, stamp = line.decode().split("\t")
+            if f"{node}/{point}" == aimed_at:
+                return float(stamp) + offset
+        return None
+
+    return child.outlives(deadline, fd=fd, on_read=on_read)
+
+
+def _noting_errors(run_dir: Path, body: Callable[[], int]) -> Callable[[], int]:
+    """``body`` for a forked worker: what it raises goes to ``error.txt``, exit ``EXIT_ERROR``."""
+    def noted() -> int:
+        try:
+            return body()
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                _write(run_dir / "error.txt", traceback.format_exc())
+            return EXIT_ERROR
+    return noted
 
 
 # ------------------------------------------------------------------ worker side

@@ -40,7 +40,6 @@ import inspect
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import textwrap
@@ -51,7 +50,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from course.base import crashpoints
+from course.base import crashpoints, fork
 
 
 class NotPortable(Exception):
@@ -325,38 +324,15 @@ def run_forked(body: Callable[[], Any], *, timeout_s: float = 60,
     ``process_group`` the child leads a process group of its own and the whole group
     is killed, with every process it started.
     """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        if process_group:
-            os.setpgid(0, 0)
-        code = 1
-        try:
-            body()
-            code = 0
-        except BaseException:  # the child must never return into the caller's code
-            import traceback
+    def discarding() -> None:  # what ``body`` returns is not an exit code
+        body()
 
-            traceback.print_exc(file=sys.__stderr__)
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            if process_group:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "timeout"
-        time.sleep(0.002)
-    if os.WIFSIGNALED(status):
-        return signal.Signals(os.WTERMSIG(status)).name
-    return f"exit {os.WEXITSTATUS(status)}"
+    child = fork.start(discarding, own_group=process_group)
+    ended = child.wait(time.monotonic() + timeout_s)
+    if ended is None:
+        child.kill()
+        return "timeout"
+    return str(ended)
 
 
 # ------------------------------------------------------- whose code ran
