@@ -53,6 +53,7 @@ from course.crash.harness import Factory, resolve_factory
 from course.crash.resume import SETTLED_ELSEWHERE, become_worker, reconcile_pending, thread_finished
 from course.durable.guard import NeedsReconcile
 from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
+from course.durable.savers import CrashAwareSaver, crash_aware_postgres
 from course.world import World
 from course.world.billing import KeyInUse
 
@@ -216,38 +217,11 @@ class _Backend:
 
     def saver(self) -> Any:
         if self.store == "sqlite":
-            from course.crash.harness import CrashAwareSaver
-
             return CrashAwareSaver(self.run_dir / "checkpoints.db")
         return self._pg_saver()
 
     def _pg_saver(self) -> Any:
-        import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
-
-        class CrashAwarePostgresSaver(PostgresSaver):
-            """A PostgresSaver that tells the crash points when a checkpoint is stored."""
-
-            def put_writes(self, config, writes, task_id, task_path=""):
-                super().put_writes(config, writes, task_id, task_path)
-                crashpoints.writes_saved(task_path)
-
-            def put(self, config, checkpoint, metadata, new_versions):
-                crashpoints.await_writes()  # the node's write record first (langgraph #8039)
-                saved = super().put(config, checkpoint, metadata, new_versions)
-                crashpoints.checkpoint_written()
-                return saved
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self.conn.close()
-
-        conn = psycopg.connect(self.conninfo, autocommit=True, prepare_threshold=0,
-                               row_factory=dict_row)
-        return CrashAwarePostgresSaver(conn)
+        return crash_aware_postgres(self.conninfo)
 
     def leases(self) -> LeaseStore:
         if self.store == "sqlite":
