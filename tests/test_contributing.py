@@ -90,7 +90,7 @@ def notebook() -> nbformat.NotebookNode:
 
 
 def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
-    from course.storage.checkout import copy_tracked
+    from course.host.checkout import copy_tracked
 
     steps = guide_steps()
     assert [len(s) for s in steps] == [1, 1, 1, 3], steps

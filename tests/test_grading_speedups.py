@@ -1,10 +1,10 @@
 """What the grading shortcuts promise: the same result, less waiting.
 
-- :class:`course.grading.feedback.FeedbackExporter` renders the same document as
+- :class:`course.term.feedback.FeedbackExporter` renders the same document as
   nbconvert's HTMLExporter (compared after both go through BeautifulSoup, which is what
   HTMLExporter itself ends with), and adds the same alt text to the same images;
-- :func:`course.grading.speedups.alembic_head` is what the ``alembic heads`` program says;
-- :func:`course.grading.speedups.throwaway_gradebook` changes SQLite's journal only for
+- :func:`course.grader.speedups.alembic_head` is what the ``alembic heads`` program says;
+- :func:`course.grader.speedups.throwaway_gradebook` changes SQLite's journal only for
   databases inside its folder.
 """
 
@@ -25,8 +25,8 @@ from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from traitlets.config.loader import PyFileConfigLoader
 
-from course.grading import speedups
-from course.grading.feedback import NO_ALT, FeedbackExporter, with_alt_text
+from course.grader import speedups
+from course.term.feedback import NO_ALT, FeedbackExporter, with_alt_text
 
 REPO = Path(__file__).resolve().parent.parent
 PNG = base64.b64encode(bytes.fromhex(
@@ -178,7 +178,7 @@ def test_cell_metadata_checks_as_nbgrader_does(meta):
     """The course's CheckCellMetadata fails (and passes) exactly where nbgrader's does."""
     from nbgrader.preprocessors import CheckCellMetadata as Theirs
 
-    from course.grading.metadata import CheckCellMetadata as Ours
+    from course.grader.metadata import CheckCellMetadata as Ours
 
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hi"),
                                                _nbgrader_cell(**meta)])
@@ -194,7 +194,7 @@ def test_cell_metadata_checks_as_nbgrader_does(meta):
 
     from nbgrader.nbgraderformat import MetadataValidator as TheirValidator
 
-    from course.grading.metadata import MetadataValidator as OurValidator
+    from course.grader.metadata import MetadataValidator as OurValidator
 
     def detail(validator):  # what the check logs: the validator's own error
         try:
@@ -215,7 +215,7 @@ def test_generate_assignment_gets_the_course_check():
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import CheckCellMetadata as Theirs
 
-    from course.grading.metadata import CheckCellMetadata as Ours
+    from course.grader.metadata import CheckCellMetadata as Ours
 
     app = GenerateAssignment(coursedir=CourseDirectory())
     before = list(app.preprocessors)
@@ -227,7 +227,7 @@ def test_generate_assignment_gets_the_course_check():
 def test_remembered_highlight_is_the_highlighter():
     from nbconvert.filters.highlight import Highlight2HTML
 
-    from course.grading.feedback import RememberedHighlight
+    from course.term.feedback import RememberedHighlight
 
     sources = ["x = 1  # <b>", "%%bash\necho hi", "", "def f():\n    return 'a'"]
     for lexer in ("ipython3", "python"):
@@ -244,7 +244,7 @@ def _sleeper(seconds: float) -> subprocess.Popen:
 
 
 def test_each_group_is_merged_once_as_soon_as_it_is_done(tmp_path):
-    from course.grading.classgrade import _wait
+    from course.term.classgrade import _wait
 
     jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 2.0)]
     merged = []
@@ -258,7 +258,7 @@ def test_each_group_is_merged_once_as_soon_as_it_is_done(tmp_path):
 
 
 def test_a_failed_merge_stops_the_other_workers(tmp_path):
-    from course.grading.classgrade import _wait
+    from course.term.classgrade import _wait
 
     jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 60)]
 

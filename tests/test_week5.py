@@ -29,7 +29,7 @@ from weeks import (
 )
 
 from course.classroom.lab import first_notebook
-from course.grading import autograde as grading
+from course.grader import autograde as grading
 from course.grading.checks import (
     DiesAfter,
     NotPortable,
@@ -339,7 +339,7 @@ def test_make_check_without_a_week_grades_every_week_and_ends_with_a_total(monke
         return {"student": grading.Report(week=week, student="student", submission=folder,
                                           tests=tests)}
 
-    import course.grading.selfcheck as selfcheck
+    import course.grader.selfcheck as selfcheck
 
     monkeypatch.setattr(grading, "weeks_with_notebooks", lambda repo=REPO: [1, 2, 5])
     monkeypatch.setattr(grading, "_graded", fake_grading)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 from weeks import cells
 
-from course.grading.declaration import Answer, Week, answers
+from course.grader.declaration import Answer, Week, answers
 
 
 def delegations(week: Week) -> dict[str, Answer]:

@@ -2,13 +2,13 @@
 
 nbgrader's rule decides whether a test cell fails: it raised, or it wrote to stderr (a cell
 stopped by the time limit raised). :func:`failure` words the reason in one line, the same
-way wherever a test runs: in an nbgrader run (:func:`course.grading.autograde._outcomes`
+way wherever a test runs: in an nbgrader run (:func:`course.grader.autograde._outcomes`
 reads it from the executed notebook) and in the forked checks of the course's tests, which
 run an answer's tests in a child of the solution's kernel. Imports nothing
 of the course: it runs in kernels too.
 
 :func:`in_cell` and :func:`next_step` word the rest the same way for ``make check`` and the
-lab's Validate button (:mod:`course.grading.validate`): a syntax error names the line of the
+lab's Validate button (:mod:`course.grader.validate`): a syntax error names the line of the
 cell, never the kernel's temporary file (``3058558316.py``), and the first thing to fix is
 said first.
 """
@@ -50,7 +50,7 @@ def failure(ename: str | None = None, evalue: str | None = None, stderr: str = "
         ename, evalue: the error the cell raised (its type's name, its message), if any.
         stderr: what the cell wrote to stderr (nbgrader scores such a cell 0).
         delegated: what the grader's delegation check said, if it failed the cell
-            (:func:`course.grading.references.message`).
+            (:func:`course.sandbox.references.message`).
     """
     if ename:
         if ename == "NotImplementedError":

@@ -4,14 +4,14 @@ The ``course`` package holds the reference implementations that later weeks buil
 (week 1's ``parse``, week 5's ``guarded``, week 6's ``select_recovery``...), and the
 student edition ships it. An exercise whose answer also exists there declares that
 reference in its week's declaration (``references`` in ``solutions/weekN/week.toml``,
-:mod:`course.grading.declaration`). While the exercise's test cells run, :func:`watching`
+:mod:`course.grader.declaration`). While the exercise's test cells run, :func:`watching`
 records every call of a reference whose caller is code of the notebook's answer cells,
 by any name it was reached through (an import under another name, an attribute of a
 module, an assignment), in the kernel, its threads and the processes it forks; and a
 reference that the exercise's own answer cells bind to one of their names (``from
 course.cloudwave.nodes import email_key``, ``first_changed_step = model_changed_at``),
 which the tests then call directly. The
-grader (:class:`course.grading.sandbox.TestGuard`) then fails those test cells with
+grader (:class:`course.sandbox.sandbox.TestGuard`) then fails those test cells with
 :func:`message`, so the exercise scores what the student's own code earns.
 
 The watch is a profile function (``sys.setprofile``); it costs a test cell about what

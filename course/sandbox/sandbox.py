@@ -12,8 +12,8 @@ the budget plus a second per remaining cell, and the cells that need no loop sti
 score. ``COURSE_NOTEBOOK_BUDGET`` overrides the budget.
 
 **Tests the notebook cannot neuter** (always on). Every kernel starts through
-:mod:`course.grading.kernel`, which snapshots the hooks a notebook could rewire
-(:mod:`course.grading.intact`). Before and after every test cell the grader asks the
+:mod:`course.sandbox.kernel`, which snapshots the hooks a notebook could rewire
+(:mod:`course.sandbox.intact`). Before and after every test cell the grader asks the
 kernel, through a channel no transformer sees, to put them back and to prove it did
 (a secret only the grader and the untouched check know). A test cell that did not
 run to its last line, that ran while something rewired the kernel, or whose check gave
@@ -25,11 +25,11 @@ setting, sandboxes wherever bubblewrap works; ``COURSE_GRADING_SANDBOX=on|off``
 overrides it; ``make check`` turns it off, ``make grade`` on when it can).
 :class:`SandboxedKernelManager` starts each kernel with bubblewrap in an empty root
 that holds only the system, the interpreter, the virtualenv and the ``course`` package
-read-only, and the kernel's own scratch folder (:mod:`course.grading.jail` lists it),
+read-only, and the kernel's own scratch folder (:mod:`course.sandbox.jail` lists it),
 in new user, PID, network, IPC and UTS namespaces: no other copy of the course, no home
 folder, no other kernel's processes or files, no network. As root, each kernel first
 becomes an account of its own (a fresh uid, with no supplementary groups; what it needs
-below a private folder is exposed by :mod:`course.storage.reach`); as any other
+below a private folder is exposed by :mod:`course.host.reach`); as any other
 account (an instructor, the hub's formgrader) bubblewrap's unprivileged user namespace
 does the same job. Every attempt to reach a path outside the walls, or to write
 outside the scratch folder, goes down a pipe the grader owns and reads, prefixed with
@@ -37,8 +37,8 @@ the student's name, to ``COURSE_GRADING_NOTES``.
 
 The kernel inherits only an allow-listed environment (:data:`KERNEL_ENV`): no ``make``
 variable, credential or token of the grader's. Every kernel, sandboxed or not, runs
-within :mod:`course.grading.limits` (memory, processes, output, disk, CPU time; the
-kernel sets them on itself, and :class:`~course.grading.limits.KernelWatch` stops it at
+within :mod:`course.sandbox.limits` (memory, processes, output, disk, CPU time; the
+kernel sets them on itself, and :class:`~course.sandbox.limits.KernelWatch` stops it at
 what it cannot see). What it cannot stop: a notebook still reads what the walls let in
 (the system, the virtualenv, the ``course`` package and its reference implementations);
 code that bypasses Python (ctypes, a subprocess) is held by the walls but goes unlogged.
@@ -70,10 +70,10 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Enum, Float, Integer
 
-from course.grading import jail
-from course.grading.declaration import DeclarationError, Week, load
-from course.grading.limits import OUTPUT_CUT, KernelWatch, Limits, breach_of
-from course.grading.verdict import one_line
+from course.grader.declaration import DeclarationError, Week, load
+from course.grader.verdict import one_line
+from course.sandbox import jail
+from course.sandbox.limits import OUTPUT_CUT, KernelWatch, Limits, breach_of
 
 REPO = Path(__file__).resolve().parents[2]
 SANDBOX_ROOT = Path("/run/course-grading")
@@ -96,7 +96,7 @@ def week_of(resources: dict | None) -> int | None:
 
 
 def declared_week(config, resources: dict | None, student: str) -> Week | None:
-    """The declaration (:mod:`course.grading.declaration`) of the week being graded, from
+    """The declaration (:mod:`course.grader.declaration`) of the week being graded, from
     the course folder nbgrader grades in (``CourseDirectory.root``, else the working
     folder); None, with a note on the student's row, when it cannot be read."""
     week = week_of(resources)
@@ -149,11 +149,11 @@ def note(line: str) -> None:
 
 def trusted(answer: dict, references: tuple[str, ...] = ()) -> bool:
     """Whether a proved answer of the kernel's check says only what the check can say:
-    each finding one of :func:`course.grading.intact.is_finding`'s fixed names, each
+    each finding one of :func:`course.sandbox.intact.is_finding`'s fixed names, each
     delegation one of the references watched, ``ran`` a bool or None. A forged answer
     (made by a notebook that read the secret) is refused, so its words never reach the
     notes."""
-    from course.grading.intact import is_finding
+    from course.sandbox.intact import is_finding
 
     rewired, delegated = answer.get("rewired"), answer.get("delegated")
     return (isinstance(rewired, list) and all(isinstance(n, str) and is_finding(n)
@@ -164,7 +164,7 @@ def trusted(answer: dict, references: tuple[str, ...] = ()) -> bool:
 
 
 class TestGuard:
-    """The grader's half of :mod:`course.grading.intact`, for one kernel."""
+    """The grader's half of :mod:`course.sandbox.intact`, for one kernel."""
 
     def __init__(self, executor: Execute, name: str, secret: str, student: str,
                  week: Week | None = None, answers: list[str] | None = None) -> None:
@@ -177,7 +177,7 @@ class TestGuard:
     async def ask(self, marker: str | None, nonce: str,
                   watch: tuple[list[str], list[str]] | None = None) -> dict | None:
         """The kernel's check, proved; None when it gave no valid answer."""
-        from course.grading.intact import proof
+        from course.sandbox.intact import proof
 
         if self.silent:
             return None
@@ -210,8 +210,8 @@ class TestGuard:
 
     async def run(self, cell: NotebookNode, execute) -> NotebookNode:
         """Run test ``cell`` with the kernel's hooks put back before, checked after, and
-        its exercise's references watched (:mod:`course.grading.references`)."""
-        from course.grading.references import message
+        its exercise's references watched (:mod:`course.sandbox.references`)."""
+        from course.sandbox.references import message
 
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         exercise = self.week.exercise_of(grade_id) if self.week else None
@@ -258,8 +258,8 @@ class TestGuard:
 
 
 class GradingKernelManager(AsyncKernelManager):
-    """Starts ipykernel through :mod:`course.grading.kernel` (the test guard, no walls),
-    within :attr:`limits` (:mod:`course.grading.limits`; the executor sets them)."""
+    """Starts ipykernel through :mod:`course.sandbox.kernel` (the test guard, no walls),
+    within :attr:`limits` (:mod:`course.sandbox.limits`; the executor sets them)."""
 
     limits: Limits = Limits()
     student = "?"
@@ -296,7 +296,7 @@ class GradingKernelManager(AsyncKernelManager):
     def _kernel_command(self, cmd: list[str], plan: dict) -> list[str]:
         if "-m" in cmd and cmd[cmd.index("-m") + 1] == "ipykernel_launcher":
             at = cmd.index("-m")
-            return [*cmd[:at], "-m", "course.grading.kernel", json.dumps(plan),
+            return [*cmd[:at], "-m", "course.sandbox.kernel", json.dumps(plan),
                     *cmd[at + 2:]]
         raise RuntimeError(f"a graded kernel must be ipykernel, not {cmd[:3]}")
 
@@ -384,7 +384,7 @@ class GradingExecute(Execute):
     def output(self, outs, msg, display_id, cell_index):
         """nbclient's, within the output limit: once the notebook's outputs pass it,
         nothing but errors is kept; the cell that passed it is interrupted and fails
-        with :data:`~course.grading.limits.OUTPUT_CUT`."""
+        with :data:`~course.sandbox.limits.OUTPUT_CUT`."""
         limit = self._limits.output
         if not limit or msg.get("msg_type") == "error":
             return super().output(outs, msg, display_id, cell_index)
@@ -630,7 +630,7 @@ class SandboxedKernelManager(GradingKernelManager):
                               uid=inside.pw_uid if inside else None, gid=gid,
                               tmp_bytes=self.limits.disk)
         if root:
-            from course.storage.reach import as_account
+            from course.host.reach import as_account
 
             walled = as_account(uid, gid, jail.environment_paths(), walled)
         kw["env"] = sandbox_env(kw.get("env") or os.environ, scratch)
@@ -659,7 +659,7 @@ class SandboxedKernelManager(GradingKernelManager):
 
 
 def _unprivileged():
-    from course.storage.accounts import unprivileged_account
+    from course.host.accounts import unprivileged_account
 
     return unprivileged_account()
 

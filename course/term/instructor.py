@@ -1,6 +1,6 @@
 """The instructor's nbgrader path, one command per step (``docs/instructors.md``).
 
-``python -m course.grading.instructor <step> --week N`` (the Makefile targets call it):
+``python -m course.term.instructor <step> --week N`` (the Makefile targets call it):
 
 - ``release`` (every week without ``--week``): ``nbgrader generate_assignment
   --force`` into ``weekN/`` *and* the
@@ -12,9 +12,9 @@
   ``nbgrader release_assignment``.
 - ``collect``: ``nbgrader collect --update`` into ``submitted/<student>/weekN/``.
 - ``collect-lms``: an LMS's download (a zip) into ``submitted/`` with nbgrader's
-  ``zip_collect`` (:mod:`course.grading.lms`).
+  ``zip_collect`` (:mod:`course.term.lms`).
 - ``grade``: every submission in ``submitted/``, graded in parallel and sandboxed
-  (:mod:`course.grading.classgrade`), merged into the gradebook, feedback made, and
+  (:mod:`course.term.classgrade`), merged into the gradebook, feedback made, and
   ``grades/weekN.csv`` written (:func:`export`).
 - ``feedback``: ``nbgrader generate_feedback`` from the gradebook (after manual grading).
 - ``return``: ``nbgrader release_feedback`` to every student it can reach; refuses (one
@@ -42,9 +42,9 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import speedups
-from course.grading.autograde import REPO, GradingError, weeks_with_notebooks
-from course.grading.declaration import DeclarationError, load
+from course.grader import speedups
+from course.grader.autograde import REPO, GradingError, weeks_with_notebooks
+from course.grader.declaration import DeclarationError, load
 
 GRADES_DIR = "grades"
 
@@ -148,7 +148,7 @@ def release(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
 
     Raises:
         GradingError: no source notebook, or its declaration (``week.toml``) is missing or
-            disagrees with it (:func:`course.grading.declaration.load`): nothing is released.
+            disagrees with it (:func:`course.grader.declaration.load`): nothing is released.
     """
     if not any((Path(repo) / "solutions" / f"week{week}").glob("*.ipynb")):
         raise GradingError(f"solutions/week{week} has no notebook to release")
@@ -229,7 +229,7 @@ def rows(week: int, repo: Path = REPO, db_url: str | None = None) -> list[Row]:
     nbgrader scores it 0); until then the row's ``manual`` is empty, never a silent 0."""
     from nbgrader.api import Gradebook
 
-    from course.grading.merge import notes_of
+    from course.term.merge import notes_of
 
     found = []
     with Gradebook(db_url_of(repo, db_url)) as gb:
@@ -300,7 +300,7 @@ def roster_ids(repo: Path = REPO, db_url: str | None = None) -> set[str]:
 
 def maxima(repo: Path, week: int) -> tuple[float, float]:
     """(autograded points, points for written answers) of ``solutions/weekN``."""
-    from course.grading.rubric import written_answers
+    from course.term.rubric import written_answers
 
     written: dict[str, float] = {}
     for path in sorted((Path(repo) / "solutions" / f"week{week}").glob("*.ipynb")):
@@ -323,7 +323,7 @@ def refresh_penalties(week: int, repo: Path = REPO, db_url: str | None = None) -
     since autograding included), with the configured late-submission plugin."""
     from nbgrader.api import Gradebook
 
-    from course.grading import late
+    from course.term import late
 
     rule = late.plugin(course_config(repo, db_url))
     with Gradebook(db_url_of(repo, db_url)) as gb:
@@ -337,7 +337,7 @@ def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
     hand grades aside."""
     from nbgrader.api import Gradebook
 
-    from course.grading.merge import regrade_log
+    from course.term.merge import regrade_log
 
     refresh_penalties(week, repo, db_url)
     target = Path(repo) / GRADES_DIR / f"week{week}.csv"
@@ -534,7 +534,7 @@ def set_due_date(week: int, due: str, repo: Path = REPO, db_url: str | None = No
     """Record week N's due date in the gradebook (registering the week first)."""
     from nbgrader.api import Gradebook
 
-    from course.grading import late
+    from course.term import late
 
     try:
         late.parse_due(due)
@@ -548,7 +548,7 @@ def set_due_date(week: int, due: str, repo: Path = REPO, db_url: str | None = No
 
 # ------------------------------------------------------------------------ CLI
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.grading.instructor",
+    parser = argparse.ArgumentParser(prog="python -m course.term.instructor",
                                      description="The instructor's nbgrader steps.")
     parser.add_argument("step", choices=["release", "to-students", "collect", "collect-lms",
                                          "grade", "feedback", "return", "export", "roster",
@@ -571,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
                                                    "last_name, email[, lms_user_id]); "
                                                    "collect-lms: the LMS's download")
     parser.add_argument("--pattern", help="collect-lms: the regular expression that reads "
-                                          "a file's path (course.grading.lms)")
+                                          "a file's path (course.term.lms)")
     parser.add_argument("--hours", type=float, help="extend: hours past the due date")
     parser.add_argument("--due", help="due: the week's due date, e.g. '2026-12-10 17:00 UTC'")
     parser.add_argument("--repo", type=Path, default=REPO, help=argparse.SUPPRESS)
@@ -598,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"collected week{week}: {len(found)} submission(s) in submitted/: "
                   f"{', '.join(found) or 'none'}", flush=True)
         elif args.step == "grade":
-            from course.grading.classgrade import grade_class
+            from course.term.classgrade import grade_class
 
             return grade_class(week, repo, workers=args.workers, db_url=url,
                                sandbox=args.sandbox, timeout_s=args.timeout,
@@ -611,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.step == "return":
             return return_feedback(week, repo, url, args.anyway)
         elif args.step == "collect-lms":
-            from course.grading.lms import collect as collect_lms
+            from course.term.lms import collect as collect_lms
 
             if args.file is None:
                 parser.error("collect-lms needs --file (make collect-lms WEEK=1 "

@@ -1,6 +1,6 @@
 """The grading sandbox's walls: the bubblewrap command that starts a graded kernel.
 
-:mod:`course.grading.sandbox` explains the design; this module only builds the command
+:mod:`course.sandbox.sandbox` explains the design; this module only builds the command
 line. The sandbox is an **allow-list**, built by bubblewrap (``bwrap``, the sandbox
 Flatpak uses; Debian's ``bubblewrap``): the kernel starts in an empty root file system
 that holds only what :func:`allowed_paths` lists, and new user, PID, network, IPC and
@@ -19,7 +19,7 @@ UTS namespaces of its own. So it sees
   the attempts pipe (:data:`ATTEMPTS_INSIDE`), which the grader reads.
 
 Nothing here runs as root: as root the sandbox first drops to an account of the
-kernel's own (:mod:`course.grading.sandbox`), then bubblewrap uses an unprivileged
+kernel's own (:mod:`course.sandbox.sandbox`), then bubblewrap uses an unprivileged
 user namespace, exactly as it does for an instructor who is not root.
 """
 
@@ -31,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course.storage.reach import with_link_targets
+from course.host.reach import with_link_targets
 
 ATTEMPTS_INSIDE = "/run/grading/attempts"
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

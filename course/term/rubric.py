@@ -13,8 +13,8 @@ source notebook that have no section. :class:`AddRubric`, an autograde step of
 ``nbgrader_config.py`` (so ``make grade`` and the hub's formgrader both run it), puts each
 section as a markdown cell right after its answer in the *autograded* notebook, which is
 what the formgrader shows graders; the cells are marked (``metadata.course.rubric``) and
-:class:`course.grading.feedback.HideHiddenTests` drops them from feedback. The student
-edition (:mod:`course.grading.edition`) does not ship ``rubrics/``.
+:class:`course.term.feedback.HideHiddenTests` drops them from feedback. The student
+edition (:mod:`course.term.edition`) does not ship ``rubrics/``.
 """
 
 from __future__ import annotations

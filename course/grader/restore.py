@@ -20,7 +20,7 @@ import re
 
 from nbgrader.preprocessors import OverwriteCells
 
-from course.grading.feedback import HIDDEN_BLOCK
+from course.grader.declaration import HIDDEN_BLOCK
 
 
 def _bare(source: str) -> str:
@@ -48,7 +48,7 @@ class RestoreCells(OverwriteCells):
                    f"{old}); put back")
 
     def _note(self, line: str) -> None:
-        from course.grading.verdict import one_line
+        from course.grader.verdict import one_line
 
         line = one_line(line)  # ``new`` is the student's metadata: one line, printable
         self.log.warning(line)

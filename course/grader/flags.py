@@ -1,6 +1,6 @@
 """A static flagger: answers that reach into the grading machinery, held for a person.
 
-The test guard (:mod:`course.grading.intact`) lives in the student's own kernel, so code
+The test guard (:mod:`course.sandbox.intact`) lives in the student's own kernel, so code
 written against it can defeat it (issue 43: the guard's secret read from its closure,
 the kernel's ``do_execute`` or ``session.send`` wrapped, event callbacks with a forged
 ``__module__``, a course simulator's method replaced, ``PYTHONPATH`` pointed at a
@@ -11,7 +11,8 @@ construct of these kinds:
 
 - the kernel or IPython: ``get_ipython``, imports of ``IPython``, ``ipykernel``,
   ``jupyter_client``, ``zmq``, ``comm``;
-- the grader or its test guard: ``course.grading``, names such as ``_grading_check``;
+- the grader or its test guard: ``course.grader``, ``course.sandbox``, ``course.term``,
+  ``course.host``, ``course.grading`` beyond its public helpers, names such as ``_grading_check``;
 - introspection: frames, closures and code objects (``__code__``, ``__globals__``,
   ``__closure__``, ``f_back``...), ``gc``, ``inspect``, ``ctypes``, ``sys._getframe``,
   ``sys.settrace`` and the other ``sys`` hooks, ``sys.meta_path``, assignments to ``sys``'s
@@ -63,6 +64,9 @@ ENV_CHANGES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__s
 SENSITIVE_ENV = ("PYTHON", "LD_", "DYLD_", "COURSE_", "JUPYTER", "IPYTHON", "VIRTUAL_ENV",
                  "BASH_ENV", "NODE_OPTIONS", "PERL5", "RUBYOPT")
 SENSITIVE_EXACT = frozenset({"PATH", "ENV", "HOME", "TMPDIR"})
+# The grading machinery's floors (course.grading itself offers its public helpers).
+GRADER_PACKAGES = [["course", "grader"], ["course", "sandbox"], ["course", "term"],
+                   ["course", "host"]]
 STARTUP_FILES = ("sitecustomize", "usercustomize", ".pth")
 SAFE_MAGICS = frozenset({"matplotlib", "time", "timeit", "capture", "prun", "who", "whos",
                          "pwd", "ls", "pip", "html", "markdown", "writefile"})
@@ -73,7 +77,7 @@ def _public_helpers() -> frozenset[str]:
     ``run_forked``, ``count_runs``...), read without importing it."""
     from pathlib import Path
 
-    tree = ast.parse((Path(__file__).with_name("__init__.py")).read_text())
+    tree = ast.parse((Path(__file__).parents[1] / "grading" / "__init__.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
@@ -161,7 +165,7 @@ class _Finder(ast.NodeVisitor):
             self.say(f"reaches into the kernel or IPython (imports {name})")
         elif top in INTROSPECTION_MODULES:
             self.say(f"introspection (imports {name})")
-        elif name.startswith("course.grading."):
+        elif name.startswith("course.grading.") or name.split(".")[:2] in GRADER_PACKAGES:
             self.say(f"reaches into the grader (imports {name})")
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -174,6 +178,8 @@ class _Finder(ast.NodeVisitor):
         for alias in node.names:
             if module == "course.grading" and alias.name not in PUBLIC:
                 self.say(f"reaches into the grader (imports course.grading.{alias.name})")
+            elif module == "course" and ["course", alias.name] in GRADER_PACKAGES:
+                self.say(f"reaches into the grader (imports course.{alias.name})")
             elif module == "sys" and alias.name in SYS_HOOKS - SYS_READS_OK:
                 self.say(f"introspection (sys.{alias.name})")
             elif module == "os" and alias.name in ("putenv", "unsetenv"):
@@ -197,8 +203,8 @@ class _Finder(ast.NodeVisitor):
         elif dotted in ("threading.settrace", "threading.setprofile",
                         "threading.settrace_all_threads", "threading.setprofile_all_threads"):
             self.say(f"introspection ({dotted})")
-        elif dotted.startswith("course.grading.") \
-                and dotted.split(".")[2] not in PUBLIC:
+        elif (dotted.startswith("course.grading.") \
+                and dotted.split(".")[2] not in PUBLIC) or dotted.split(".")[:2] in GRADER_PACKAGES:
             self.say(f"reaches into the grader ({'.'.join(dotted.split('.')[:3])})")
         self.generic_visit(node)
 

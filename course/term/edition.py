@@ -8,7 +8,7 @@ students that. :func:`write_edition` writes, into a new folder:
   version: no solutions, no hidden tests), ``pyproject.toml``, ``constraints.txt``,
   ``environment.yml``, ``nbgrader_config.py`` (for Validate in JupyterLab);
 - a student ``README.md`` and a ``Makefile`` whose ``make test`` (every started week)
-  and ``make check WEEK=N`` run the visible tests only (:mod:`course.grading.selfcheck`)
+  and ``make check WEEK=N`` run the visible tests only (:mod:`course.grader.selfcheck`)
   and say so;
 - and nothing else: no ``solutions/``, ``rubrics/``, ``tests/`` (they hold wrong
   answers and read the solutions), ``bench/``, ``docs/instructors.md`` or git history.
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading.autograde import REPO, GradingError, weeks_with_notebooks
-from course.grading.declaration import DeclarationError, declared_weeks, load
-from course.grading.feedback import BEGIN, END
+from course.grader.autograde import REPO, GradingError, weeks_with_notebooks
+from course.grader.declaration import DeclarationError, declared_weeks, load
+from course.term.feedback import BEGIN, END
 
 TOP_FILES = ("pyproject.toml", "constraints.txt", "environment.yml", "nbgrader_config.py",
              ".gitignore")
@@ -78,10 +78,10 @@ setup: .venv/.installed
 lab: setup
 \t$(BIN)/python -m course.classroom.lab
 test: setup
-\t@$(BIN)/python -m course.grading.selfcheck --started
+\t@$(BIN)/python -m course.grader.selfcheck --started
 check: setup
 \t@test -n "$(WEEK)" || { echo "make check: give the week, e.g. make check WEEK=5" >&2; exit 2; }
-\t$(BIN)/python -m course.grading.selfcheck --week $(WEEK)
+\t$(BIN)/python -m course.grader.selfcheck --week $(WEEK)
 """
 
 
@@ -104,7 +104,7 @@ def solution_blocks(repo: Path = REPO) -> list[str]:
 
 
 def week_secrets(repo: Path = REPO) -> dict[str, tuple[str, ...]]:
-    """``{"weekN": its declared secrets}`` (:mod:`course.grading.declaration`): text that
+    """``{"weekN": its declared secrets}`` (:mod:`course.grader.declaration`): text that
     gives a solution away and must not be in that week's release."""
     found = {}
     for week in declared_weeks(repo):
@@ -168,7 +168,7 @@ def write_edition(dest: Path, repo: Path = REPO) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m course.grading.edition DEST (make student-edition DEST=dir)",
+        print("usage: python -m course.term.edition DEST (make student-edition DEST=dir)",
               file=sys.stderr)
         return 2
     try:

@@ -15,7 +15,7 @@ promises, for every cell holding nbgrader's begin-hidden-tests marker:
   hidden-test line of :data:`QUOTE_MIN` characters or more) is dropped, and the grading
   machine's folders (the course, the environment, the sandbox's and temporary folders)
   read ``…`` (:func:`scrubbed`);
-- and it drops every cell :mod:`course.grading.rubric` added for graders.
+- and it drops every cell :mod:`course.term.rubric` added for graders.
 
 It changes only the copy being rendered; the autograded notebook and the
 gradebook keep everything.
@@ -47,10 +47,11 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
+from course.grader.declaration import HIDDEN, HIDDEN_BLOCK, HIDDEN_END
+
 # Spelled in two parts so that this file itself never contains a marker (the student
 # edition is searched for them).
-BEGIN, END = "### BEGIN " + "HIDDEN TESTS", "### END " + "HIDDEN TESTS"
-HIDDEN_BLOCK = re.compile(re.escape(BEGIN) + r".*?(?:" + re.escape(END) + r"|\Z)", re.S)
+BEGIN, END = HIDDEN, HIDDEN_END
 PLACEHOLDER = "# (hidden tests ran here; what they said is below)"
 
 
@@ -80,7 +81,7 @@ def grading_folders(extra: tuple[str, ...] = ()) -> list[str]:
     import sys
     import tempfile
 
-    from course.grading.sandbox import REPO, SANDBOX_ROOT
+    from course.sandbox.sandbox import REPO, SANDBOX_ROOT
 
     # the course being graded is the working folder of nbgrader's commands
     folders = [str(REPO), sys.prefix, sys.base_prefix, str(SANDBOX_ROOT), os.getcwd(),
@@ -145,7 +146,7 @@ class HideHiddenTests(Preprocessor):
     enabled = Bool(True)  # nbconvert's preprocessors are off unless enabled
 
     def preprocess(self, nb, resources):
-        from course.grading.rubric import is_rubric_cell
+        from course.term.rubric import is_rubric_cell
 
         nb.cells = [cell for cell in nb.cells if not is_rubric_cell(cell)]
         self._quotes = hidden_lines(nb)

@@ -2,7 +2,7 @@
 no hand grade lost.
 
 ``make grade`` grades each group of students in a throwaway course with a gradebook of
-its own (:mod:`course.grading.classgrade`); :func:`merge_student` copies one student's
+its own (:mod:`course.term.classgrade`); :func:`merge_student` copies one student's
 autograded scores and comments from there into the class gradebook. It promises:
 
 - **One commit per student.** The submission, its grades and comments, the answers'
@@ -132,7 +132,7 @@ def merge_student(src, dst, assignment: str, student: str, folder: Path,
     """Merge ``student``'s graded ``assignment`` from gradebook ``src`` into ``dst`` (module
     docstring); ``folder`` is the submission (its notebooks are fingerprinted), ``note``
     what grading noticed (the CSV's note), ``late_rule`` nbgrader's late-submission
-    plugin (:func:`course.grading.late.apply_penalties`, in the same transaction).
+    plugin (:func:`course.term.late.apply_penalties`, in the same transaction).
     Raises nbgrader's ``MissingEntry`` when ``src`` has no such submission."""
     from nbgrader.api import MissingEntry
 
@@ -188,7 +188,7 @@ def merge_student(src, dst, assignment: str, student: str, folder: Path,
             _store(dst, assignment, student, nb.name, now)
         set_note(dst, assignment, student, note)
         if late_rule is not None:
-            from course.grading.late import apply_penalties
+            from course.term.late import apply_penalties
 
             apply_penalties(dst, assignment, late_rule, [student])
     return result

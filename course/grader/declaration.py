@@ -43,6 +43,9 @@ REPO = Path(__file__).resolve().parents[2]
 DECLARATION = "week.toml"
 ANSWERS = "answers"
 HIDDEN = "### BEGIN " + "HIDDEN TESTS"  # in two parts: the student edition ships this file
+HIDDEN_END = "### END " + "HIDDEN TESTS"
+HIDDEN_BLOCK = re.compile(re.escape(HIDDEN) + r".*?(?:" + re.escape(HIDDEN_END) + r"|\Z)", re.S)
+"""A hidden-test block, to its end marker (or the end of the cell when it has none)."""
 # An answer cell as the release leaves it, not yet attempted
 BLANK = re.compile(r"#\s*YOUR CODE HERE\s*\n\s*raise NotImplementedError\(\)")
 
@@ -267,7 +270,7 @@ def visibility_problems(week: Week, known: dict[str, Answer]) -> list[str]:
 
 def answers_table(week: Week, known: dict[str, Answer]) -> str:
     """Per exercise, its wrong answers and whether each fails a visible test: what
-    ``python -m course.grading.declaration answers`` prints."""
+    ``python -m course.grader.declaration answers`` prints."""
     rows = [f"week {week.number}: {week.title}"]
     for exercise in week.exercises:
         rows.append(f"  {exercise.label}")
@@ -437,7 +440,7 @@ def every_week(root: Path = REPO) -> Iterator[Week]:
 
 def weeks_table(root: Path = REPO) -> str:
     """The README's table of weeks, made from the declarations (a test checks the README
-    holds exactly this; ``python -m course.grading.declaration table`` prints it)."""
+    holds exactly this; ``python -m course.grader.declaration table`` prints it)."""
     rows = ["| week | title | the CloudWave graph gains | notebook |", "|---|---|---|---|"]
     for week in every_week(root):
         title = f"**{week.title}**" if week.highlight else week.title
@@ -449,7 +452,7 @@ def weeks_table(root: Path = REPO) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m course.grading.declaration [check|table|answers]``: check every week's
+    """``python -m course.grader.declaration [check|table|answers]``: check every week's
     declaration against its notebook (one line per week, or the problem), print the
     README's table of weeks, or each exercise's wrong answers (``*`` the common one) and
     whether each fails a visible test."""
@@ -463,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(answers_table(week, answers(week)) for week in every_week()))
         return 0
     if command != ["check"]:
-        print("usage: python -m course.grading.declaration [check|table|answers]",
+        print("usage: python -m course.grader.declaration [check|table|answers]",
               file=sys.stderr)
         return 2
     failed = 0

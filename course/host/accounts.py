@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from course.storage.checkout import copy_tracked
+from course.host.checkout import copy_tracked
 
 DEFAULT_ACCOUNT = "crashcourse-pg"
 
@@ -105,9 +105,9 @@ def _bare_env(account: pwd.struct_passwd, home: Path,
 def _as_account(account: pwd.struct_passwd, command: list[str],
                 reach: list[str] | None) -> tuple[list[str], dict[str, Any]]:
     """``command`` and the ``subprocess`` arguments that run it as ``account``, with the
-    paths in ``reach`` reachable even below a private folder (:mod:`course.storage.reach`:
+    paths in ``reach`` reachable even below a private folder (:mod:`course.host.reach`:
     the child then drops privileges itself, in a mount namespace of its own)."""
-    from course.storage.reach import command_for  # here: `-m course.storage.reach` runs it
+    from course.host.reach import command_for  # here: `-m course.host.reach` runs it
 
     wrapped = command_for(account, reach, command) if reach else None
     return (wrapped, {}) if wrapped else (command, run_as(account))

@@ -1,4 +1,4 @@
-"""``python -m course.grading [--week 5 [--submission DIR]]``: grade like the instructor.
+"""``python -m course.grader [--week 5 [--submission DIR]]``: grade like the instructor.
 
 What ``make check [WEEK=N [SUBMISSION=DIR]]`` runs. It promises:
 
@@ -56,10 +56,10 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import speedups
-from course.grading.declaration import ANSWERS, DeclarationError, Week, load
-from course.grading.speedups import throwaway_gradebook
-from course.grading.verdict import NOT_DONE, failure, in_cell, next_step
+from course.grader import speedups
+from course.grader.declaration import ANSWERS, DeclarationError, Week, load
+from course.grader.speedups import throwaway_gradebook
+from course.grader.verdict import NOT_DONE, failure, in_cell, next_step
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"
@@ -260,12 +260,12 @@ def _grade_in(course: Path, week: int, submissions: Mapping[str, str | Path],
 def _conformed_copy(submitted: Path, target: Path, source: Path,
                     ) -> tuple[list[str], list[str]]:
     """Copy ``submitted`` to ``target`` with its graded cells made to match the release
-    (:func:`course.grading.conform.conform`). Returns what was put right and what the
-    static flagger (:func:`course.grading.flags.notebook_flags`) holds for a person, one
+    (:func:`course.grader.conform.conform`). Returns what was put right and what the
+    static flagger (:func:`course.grader.flags.notebook_flags`) holds for a person, one
     line each: both read here, outside any kernel, before anything runs."""
-    from course.grading.conform import conform
-    from course.grading.flags import notebook_flags
-    from course.grading.verdict import one_line
+    from course.grader.conform import conform
+    from course.grader.flags import notebook_flags
+    from course.grader.verdict import one_line
 
     nb = nbformat.read(submitted, as_version=4)
     original = nbformat.read(source, as_version=4)
@@ -475,7 +475,7 @@ def _shown(path: Path) -> str:
 # ------------------------------------------------------------------------ CLI
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course.grading",
+        prog="python -m course.grader",
         description="Grade a week's notebook with nbgrader, hidden tests included.")
     parser.add_argument("--week", type=int, help="the week number, e.g. 5")
     parser.add_argument("--release", action="store_true",
@@ -489,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="build the throwaway course in DIR and keep it (to inspect)")
     args = parser.parse_args(argv)
     # Your own notebook, on your own machine: the test guard, not the sandbox's walls
-    # (course/grading/sandbox.py); COURSE_GRADING_SANDBOX=on asks for them anyway.
+    # (course/sandbox/sandbox.py); COURSE_GRADING_SANDBOX=on asks for them anyway.
     os.environ.setdefault("COURSE_GRADING_SANDBOX", "off")
     if args.release:
         try:
@@ -540,7 +540,7 @@ def _check_every_week(args: argparse.Namespace) -> int:
     """``make check`` with no WEEK: grade every week the learner started (one whose answer
     cells are all still the release's blank is skipped, as ``make test`` skips it), one
     block per week, then a summary and a total over the weeks graded."""
-    from course.grading.selfcheck import started
+    from course.grader.selfcheck import started
 
     totals: list[tuple[int, Report | None]] = []
     skipped: list[int] = []

@@ -19,9 +19,9 @@ It promises:
   stops for every notebook of its run) is found by grading its group again one
   student at a time, and only its own row fails; the accidents nbgrader 0.9 stops on
   (a duplicated, added or re-typed graded cell) are put right before it runs
-  (:mod:`course.grading.conform`), said on the row;
+  (:mod:`course.grader.conform`), said on the row;
 - each line printed names the student it is about; a progress bar on stderr;
-- kernels run sandboxed wherever bubblewrap works (:mod:`course.grading.sandbox`); the blocked
+- kernels run sandboxed wherever bubblewrap works (:mod:`course.sandbox.sandbox`); the blocked
   attempts are printed, prefixed with the student;
 - autograded notebooks go to ``autograded/`` (with rubric cells for graders),
   feedback to ``feedback/``, the CSV to ``grades/weekN.csv``; nbgrader's chatter
@@ -44,9 +44,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from course.grading import late
-from course.grading.autograde import GradingError, UnreadableNotebook, check_request
-from course.grading.instructor import (
+from course.grader.autograde import GradingError, UnreadableNotebook, check_request
+from course.grader.speedups import throwaway_gradebook
+from course.grader.verdict import one_line
+from course.sandbox.limits import is_breach
+from course.sandbox.sandbox import availability
+from course.term import late
+from course.term.instructor import (
     GRADES_DIR,
     STRANGER,
     canvas_path,
@@ -58,16 +62,12 @@ from course.grading.instructor import (
     run_converter,
     tools_on_path,
 )
-from course.grading.limits import is_breach
-from course.grading.merge import Merged, ensure_tables, merge_student, set_note
-from course.grading.sandbox import availability
-from course.grading.speedups import throwaway_gradebook
-from course.grading.verdict import one_line
+from course.term.merge import Merged, ensure_tables, merge_student, set_note
 
 WORKER = """
 import json, sys
 from pathlib import Path
-from course.grading.classgrade import grade_group
+from course.term.classgrade import grade_group
 grade_group(json.loads(sys.argv[1]))
 """
 
@@ -90,7 +90,7 @@ def split(students: list[str], groups: int) -> list[list[str]]:
 def grade_group(job: dict) -> None:
     """In a worker process: autograde + feedback for one group in its own course folder,
     then write ``reports.json`` next to it."""
-    from course.grading.autograde import grade
+    from course.grader.autograde import grade
 
     tools_on_path()
     course = Path(job["course"])
@@ -114,7 +114,7 @@ def finish_files(course: Path, week: int, folders: dict[str, str], mark: bool = 
     """In the worker, once feedback is made: each submission's own files next to its
     autograded notebook and its feedback, so that :func:`merge` (serial, in the main
     process) only copies folders. (The rubric cells are already in the autograded
-    notebooks: :class:`course.grading.rubric.AddRubric` is an autograde step.)"""
+    notebooks: :class:`course.term.rubric.AddRubric` is an autograde step.)"""
     assignment = f"week{week}"
     for student, folder in folders.items():
         _copy_submission_files(Path(folder), [course / name / student / assignment
@@ -126,7 +126,7 @@ def finish_files(course: Path, week: int, folders: dict[str, str], mark: bool = 
 def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str,
           notes: dict[str, str] | None = None, late_rule=None) -> list[Merged]:
     """Merge each student of a finished group into the class gradebook
-    (:func:`course.grading.merge.merge_student`: one transaction per student, hand grades
+    (:func:`course.term.merge.merge_student`: one transaction per student, hand grades
     of unchanged answers kept), then put their autograded notebooks and feedback in the
     repository, each folder replaced whole (:func:`replace_tree`). A group folder whose
     worker did not run :func:`finish_files` gets the submission files here."""

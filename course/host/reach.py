@@ -17,10 +17,10 @@ reach). The namespace dies with the child; nothing changes for anyone else.
 - :func:`command_for`: the command that runs ``command`` as ``account`` with ``paths``
   reachable: ``unshare --mount`` and this module as the entry point when a path needs it
   (as root), else ``None`` (start it as usual).
-- ``python -m course.storage.reach PLAN``: the entry point (mounts, drop to the
+- ``python -m course.host.reach PLAN``: the entry point (mounts, drop to the
   account with no supplementary groups, exec).
 
-Needs root and ``unshare`` (util-linux); the grading sandbox (:mod:`course.grading.jail`)
+Needs root and ``unshare`` (util-linux); the grading sandbox (:mod:`course.sandbox.jail`)
 uses :func:`expose` inside its own namespaces.
 """
 
@@ -126,7 +126,7 @@ def as_account(uid: int, gid: int, paths: list[str], command: list[str]) -> list
     its own. Needs ``unshare`` and ``mount``."""
     plan = {"paths": paths, "uid": uid, "gid": gid, "command": command}
     return ["unshare", "--mount", "--propagation", "private", "--", sys.executable,
-            "-m", "course.storage.reach", json.dumps(plan)]
+            "-m", "course.host.reach", json.dumps(plan)]
 
 
 def main(argv: list[str] | None = None) -> None:

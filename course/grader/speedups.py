@@ -22,7 +22,7 @@ nothing a grade depends on:
 
 - **A JSON-schema check per cell.** :func:`lighten` gives a converter that lists
   nbgrader's ``CheckCellMetadata`` (``generate_assignment`` does, twice) the course's
-  :class:`course.grading.metadata.CheckCellMetadata`: the same checks, the schema
+  :class:`course.grader.metadata.CheckCellMetadata`: the same checks, the schema
   checked once per process (``nbgrader_config.py`` names it for autograde).
 
 Nothing here changes what nbgrader computes or writes; it changes how long it takes.
@@ -90,7 +90,7 @@ def lighten(app) -> None:
     """Swap nbgrader's CheckCellMetadata for the course's in ``app.preprocessors``."""
     from nbgrader.preprocessors import CheckCellMetadata as Theirs
 
-    from course.grading.metadata import CheckCellMetadata as Ours
+    from course.grader.metadata import CheckCellMetadata as Ours
 
     if Theirs in app.preprocessors:
         app.preprocessors = [Ours if p is Theirs else p for p in app.preprocessors]

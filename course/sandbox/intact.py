@@ -5,9 +5,9 @@ code. Code there can rewire the kernel so that a failing test looks like a passi
 an IPython AST or input transformer that wraps every later cell in
 ``try/except BaseException``, ``sys.stderr`` swapped for a buffer, a custom exception
 handler, a trace function that skips lines, a replaced builtin. This module is the
-kernel's half of the guard (the grader's half is in :mod:`course.grading.sandbox`):
+kernel's half of the guard (the grader's half is in :mod:`course.sandbox.sandbox`):
 
-- :func:`install` (called by :mod:`course.grading.kernel` before any cell runs) takes a
+- :func:`install` (called by :mod:`course.sandbox.kernel` before any cell runs) takes a
   snapshot of every such hook as ipykernel set it up, and publishes :func:`check` under
   a name of the grader's choosing, answering with a proof made from a secret the grader
   handed over in a file the kernel deleted before any cell ran.
@@ -15,14 +15,14 @@ kernel's half of the guard (the grader's half is in :mod:`course.grading.sandbox
   transformer sees) before and after every test cell: it puts every hook back, names
   those that had changed, and says whether the test cell ran to its last line (the
   grader appends a line that sets a marker) and whether the notebook's answers called
-  the exercise's reference implementation meanwhile (:mod:`course.grading.references`).
+  the exercise's reference implementation meanwhile (:mod:`course.sandbox.references`).
 
 What it cannot stop: code written against this module itself, in the same process: the
 secret and the snapshot are in the check's closure, so a notebook can read the secret
 and forge answers, or change the snapshot; it can also wrap what this module does not
 put back (the kernel's ``do_execute``, its session's ``send``). The grader refuses an
 answer that says a word :func:`is_finding` does not know, and the static flagger
-(:mod:`course.grading.flags`) holds every notebook that reaches for these things for a
+(:mod:`course.grader.flags`) holds every notebook that reaches for these things for a
 person; it does not make them impossible.
 """
 
@@ -48,7 +48,7 @@ _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,60}"
 
 def is_finding(name: str) -> bool:
     """Whether ``name`` is one of the names :meth:`_Snapshot.restore` can report: the
-    grader accepts no other word from the kernel's check (:func:`course.grading.sandbox.
+    grader accepts no other word from the kernel's check (:func:`course.sandbox.sandbox.
     trusted`)."""
     import re
 
@@ -181,7 +181,7 @@ def install(shell: Any, name: str, secret: str) -> None:
         changed = snapshot.restore()
         ran = None if marker is None else user_ns.pop(marker, None) == nonce[:16]
         if references:  # before a test cell of an exercise that has a reference
-            from course.grading.references import watching
+            from course.sandbox.references import watching
 
             block = watching(*references, namespace=user_ns)
             watch.append((block, block.__enter__()))

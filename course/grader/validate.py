@@ -13,9 +13,9 @@ notebook exactly as nbgrader's ``Validator`` does and decides pass or fail the s
   answer cell's error when the answer cell raised (that is the cause; the test's error
   follows from it), else its first failing test's last error line;
 - a syntax error names its line in the cell, not the kernel's temporary file;
-- the wording is :mod:`course.grading.verdict`'s, the one ``make check`` uses.
+- the wording is :mod:`course.grader.verdict`'s, the one ``make check`` uses.
 
-It is also a Jupyter server extension (``course.grading.validate``) that serves nbgrader's
+It is also a Jupyter server extension (``course.grader.validate``) that serves nbgrader's
 two Validate routes (``/assignments/validate``, ``/nbgrader_version``) with nbgrader's own
 handlers, the notebook validated by :class:`CourseValidator`. The learner's lab (``make
 lab``, ``course/classroom/jupyter/learner/``) turns nbgrader's ``validate_assignment``
@@ -40,7 +40,7 @@ from nbgrader.server_extensions.validate_assignment.handlers import (
 from nbgrader.validator import Validator
 from tornado import web
 
-from course.grading.verdict import NOT_DONE, failure, in_cell, next_step
+from course.grader.verdict import NOT_DONE, failure, in_cell, next_step
 
 # nbgrader's dialog puts "The following cell failed:" above each entry; ours is one entry
 # that is not a cell, so that line is hidden (the error part of an entry is HTML).
@@ -164,7 +164,7 @@ class CourseValidateHandler(ValidateAssignmentHandler):
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    return [{"module": "course.grading.validate"}]
+    return [{"module": "course.grader.validate"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

@@ -1,4 +1,4 @@
-"""``python -m course.grading.selfcheck --week N``: run a notebook's visible tests only.
+"""``python -m course.grader.selfcheck --week N``: run a notebook's visible tests only.
 
 What the student edition's ``make check`` runs (that edition has no ``solutions/``, so
 nbgrader's hidden tests cannot run there). It promises:
@@ -8,7 +8,7 @@ nbgrader's hidden tests cannot run there). It promises:
 - every test cell is listed: ``ok`` or ``FAIL`` with the test's last error line, or
   ``hidden`` for a cell whose tests are all hidden (run by the instructor); when one
   fails, a first line says what to do next, in ``make check``'s words
-  (:mod:`course.grading.verdict`: a syntax error names its line in the cell);
+  (:mod:`course.grader.verdict`: a syntax error names its line in the cell);
 - written answers are counted (cells, points) and said to be graded by the instructor
   (this edition holds no rubrics or model answers);
 - the last line is ``weekN: visible tests passed a/b``; it never claims a score, because
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading.verdict import NOT_DONE, failure, in_cell, next_step
+from course.grader.verdict import NOT_DONE, failure, in_cell, next_step
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,7 @@ def check(notebook: Path, timeout_s: int = 120) -> tuple[list[str], int, int]:
 def started(notebook: Path) -> bool:
     """Has any answer cell left the release's blank (``# YOUR CODE HERE`` and ``raise
     NotImplementedError()``)?"""
-    from course.grading.declaration import BLANK
+    from course.grader.declaration import BLANK
 
     return any(not BLANK.search(c.source) for c in nbformat.read(notebook, as_version=4).cells
                if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
@@ -121,7 +121,7 @@ def check_started(repo: Path = REPO) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.grading.selfcheck",
+    parser = argparse.ArgumentParser(prog="python -m course.grader.selfcheck",
                                      description="Run a week's visible tests.")
     parser.add_argument("--week", type=int)
     parser.add_argument("--started", action="store_true",

@@ -1,10 +1,10 @@
 """``make test``: pytest grades the learner's own notebooks, test by test.
 
-A pytest plugin (``python -m pytest -p course.grading.learner week1 week5 ...``; ``make
+A pytest plugin (``python -m pytest -p course.grader.learner week1 week5 ...``; ``make
 test`` gives it every week folder, ``make test WEEK=5`` one). For each ``weekN/weekN.ipynb``
 it collects, it promises:
 
-- one test item per graded test cell of the week (:mod:`course.grading.declaration`),
+- one test item per graded test cell of the week (:mod:`course.grader.declaration`),
   visible and hidden, named after the test: the ``test_*`` function the cell defines
   (``test_resume_does_not_double_charge``), else the cell's grade id
   (``ex2_key_same_in_new_process``); ``-k``, ``-x`` and pytest's other options work;
@@ -12,7 +12,7 @@ it collects, it promises:
   release's ``raise NotImplementedError()`` under ``# YOUR CODE HERE``) is "not started":
   its items are skipped, and no kernel starts;
 - otherwise the notebook is graded once, exactly as ``make check`` grades it
-  (:func:`course.grading.autograde.check_notebook`: nbgrader, hidden tests included, one
+  (:func:`course.grader.autograde.check_notebook`: nbgrader, hidden tests included, one
   kernel), and each item passes, or fails with the grader's one-line message (no
   traceback into the course's machinery); the items of an exercise not attempted are
   skipped as "not attempted";
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from course.grading.declaration import BLANK, DeclarationError, Week, cells_of, load
+from course.grader.declaration import BLANK, DeclarationError, Week, cells_of, load
 
 NOTEBOOK = re.compile(r"week(\d+)\.ipynb")
 
@@ -49,7 +49,7 @@ class WeekRun:
     week: Week
     folder: Path
     attempted: set[int]  # exercise numbers
-    report: object | None = None  # course.grading.autograde.Report
+    report: object | None = None  # course.grader.autograde.Report
     error: str = ""
 
     @property
@@ -130,7 +130,7 @@ class LearnerTest(pytest.Item):
 
 
 def _grade(run: WeekRun) -> None:
-    from course.grading.autograde import GradingError, check_notebook
+    from course.grader.autograde import GradingError, check_notebook
 
     try:
         run.report, _ = check_notebook(run.week.number, run.folder)  # its notes: the
@@ -148,7 +148,7 @@ def learner_copy(repo: Path, target: Path) -> Path:
     working copy's ``weekN/`` may hold someone's answers). Returns ``target``."""
     import shutil
 
-    from course.storage.checkout import committed_bytes
+    from course.host.checkout import committed_bytes
 
     junk = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("course", "solutions", "rubrics"):

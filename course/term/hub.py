@@ -5,7 +5,7 @@ account can run and read: not the course's ``.venv`` (its interpreter may sit in
 private home such as ``/root/.pyenv``). :func:`ensure` builds, next to nothing else:
 
 - ``venv/``: a virtualenv made from a Python every account can run
-  (:func:`course.storage.accounts.python_for`), holding this repository's ``course``
+  (:func:`course.host.accounts.python_for`), holding this repository's ``course``
   package installed non-editable from a copy of the git-tracked files, with the
   ``hub`` extra (``jupyterhub``), all pinned by ``constraints.txt``;
 - ``proxy/``: JupyterHub's proxy, ``configurable-http-proxy``, installed with
@@ -23,10 +23,10 @@ class's accounts can run it), ``~/.cache/crashcourse/hub-<hash>`` otherwise;
 (:func:`using`): a build waits for hubs that use the folder, a hub waits for a build.
 
 When something cannot be installed, :class:`HubUnavailable` says why in one sentence.
-``python -m course.grading.hub ensure`` (``make hub-deps``) prints nothing when the
+``python -m course.term.hub ensure`` (``make hub-deps``) prints nothing when the
 environment is ready, one line when it built or updated it, and one line, still
 exiting 0, when it could not (the hub test then skips with that line, or fails in CI);
-``python -m course.grading.hub where`` prints the programs a class's hub runs.
+``python -m course.term.hub where`` prints the programs a class's hub runs.
 """
 
 from __future__ import annotations
@@ -48,14 +48,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.base.npm import npm_ci, world_readable
-from course.storage.accounts import (
+from course.host.accounts import (
     NoUnprivilegedAccount,
     current_or_unprivileged,
     machine_cache,
     python_for,
     run_bare,
 )
-from course.storage.checkout import copy_tracked, tracked_files
+from course.host.checkout import copy_tracked, tracked_files
 
 REPO = Path(__file__).resolve().parents[2]
 HUB_FILES = Path("scripts") / "hub"
@@ -339,7 +339,7 @@ def _prune(keep: HubEnv, unused_days: float = 14) -> None:
 
 # ---------------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course.grading.hub",
+    parser = argparse.ArgumentParser(prog="python -m course.term.hub",
                                      description="The class hub's environment.")
     parser.add_argument("action", choices=["ensure", "where"])
     args = parser.parse_args(argv)

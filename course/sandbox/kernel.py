@@ -1,12 +1,12 @@
 """The kernel a graded notebook runs in: ipykernel, with the grader's guards set first.
 
-``python -m course.grading.kernel PLAN -f CONNECTION_FILE [ipykernel options]`` is what
-:class:`course.grading.sandbox.GradingKernelManager` runs in place of
+``python -m course.sandbox.kernel PLAN -f CONNECTION_FILE [ipykernel options]`` is what
+:class:`course.sandbox.sandbox.GradingKernelManager` runs in place of
 ``-m ipykernel_launcher``. ``PLAN`` is JSON:
 
-- ``limits``: :meth:`course.grading.limits.Limits.plan`, set on this process first
-  (:func:`course.grading.limits.apply`);
-- ``guard``: the name to publish :func:`course.grading.intact.install`'s check under, and
+- ``limits``: :meth:`course.sandbox.limits.Limits.plan`, set on this process first
+  (:func:`course.sandbox.limits.apply`);
+- ``guard``: the name to publish :func:`course.sandbox.intact.install`'s check under, and
   ``secret_file``: a file holding the secret its answers are proved with; read and
   deleted here, before any cell runs;
 - ``attempts`` (sandboxed kernels only): the write end of the grader's attempts pipe,
@@ -150,7 +150,7 @@ def log_attempts(roots: list[str], writable: list[str], pipe: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     plan = json.loads(args[0])
-    from course.grading.limits import apply
+    from course.sandbox.limits import apply
 
     apply(plan.get("limits", {}))  # before anything the notebook runs: it inherits them
     with open(plan["secret_file"]) as f:
@@ -169,8 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     sys.argv = [sys.argv[0], *args[1:]]
     from ipykernel.kernelapp import IPKernelApp
 
-    from course.grading.intact import install
-    from course.grading.limits import cap_output
+    from course.sandbox.intact import install
+    from course.sandbox.limits import cap_output
 
     app = IPKernelApp.instance()
     app.initialize()

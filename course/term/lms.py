@@ -90,8 +90,8 @@ def collect(week: int, download: Path, repo: Path, pattern: str | None = None,
             db_url: str | None = None) -> list[str]:
     """``nbgrader zip_collect weekN`` over ``download`` into ``submitted/`` (each student's
     folder replaced by the download's); the lines to print, each naming its student."""
-    from course.grading.autograde import GradingError
-    from course.grading.instructor import nbgrader, roster_ids
+    from course.grader.autograde import GradingError
+    from course.term.instructor import nbgrader, roster_ids
 
     download = Path(download)
     if not download.exists():
@@ -99,7 +99,7 @@ def collect(week: int, download: Path, repo: Path, pattern: str | None = None,
                            "or a folder of its files)")
     stage(week, download, repo)
     args = ["zip_collect", f"week{week}", "--force",
-            "--ZipCollectApp.collector_plugin=course.grading.lms.LmsCollector"]
+            "--ZipCollectApp.collector_plugin=course.term.lms.LmsCollector"]
     if pattern:
         args.append(f"--LmsCollector.named_regexp={pattern}")
     done = nbgrader(args, repo, db_url)
