@@ -17,6 +17,6 @@ May import: every floor up to :mod:`course.sandbox`.
 
 # Before anything here imports nbformat (and so jsonschema): ~2 s saved per process where
 # the virtualenv lacks make setup's .pth line (course.base.lazy_rfc3987).
-from course.base.lazy_rfc3987 import install as _lazy_rfc3987  # noqa: E402
+from course.base.lazy_rfc3987 import install as _lazy_rfc3987
 
 _lazy_rfc3987()
