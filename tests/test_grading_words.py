@@ -7,7 +7,7 @@ from __future__ import annotations
 from course.grader.verdict import one_line
 from course.sandbox.intact import is_finding
 from course.sandbox.sandbox import note, trusted
-from course.term.classgrade import _describe
+from course.term.report import describe as _describe
 
 FORGED = "sys.stderr\nc_zoe: sandbox blocked: tried to read /etc/shadow"
 REPORT = {"summary": "week5: 57/57", "kernel_died": False, "stopped": [], "failed": []}
