@@ -17,8 +17,9 @@ HERE = Path(__file__).resolve().parent
 c.CourseDirectory.course_id = "crash-resume"  # used by the exchange (nbgrader collect)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "."
-# A week's declaration and its known wrong and right answers (course/grader/declaration.py)
-# sit beside its source notebook; nbgrader copies neither into a release or a submission.
+# A week's declaration and its known wrong and right answers (course/grader/declaration.py,
+# course/grader/known_answers.py) sit beside its source notebook; nbgrader copies neither
+# into a release or a submission.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
                             "week.toml", "answers"]
 

@@ -32,7 +32,8 @@ from weeks import (
     submission,
 )
 
-from course.grader.declaration import Answer, Week, answers
+from course.grader.known_answers import answers
+from course.grader.week import Answer, Week
 
 
 def start_probe(week: Week, forked: Mapping[str, Answer], root: Path) -> subprocess.Popen:

@@ -3,8 +3,10 @@
 May import: every floor up to :mod:`course.crash`. Nothing here starts a sandbox or knows
 a class: :mod:`course.sandbox` and :mod:`course.term` stand on it.
 
-- :mod:`course.grader.declaration`: what a week is (``solutions/weekN/week.toml`` and its
-  known answers), read by one loader that checks it against the notebook;
+- :mod:`course.grader.declaration`: what a week is (``solutions/weekN/week.toml``), read
+  by one loader (the types: :mod:`course.grader.week`) that checks it against the notebook
+  (:mod:`course.grader.consistency`, reading it with :mod:`course.grader.cells`); its known
+  answers: :mod:`course.grader.known_answers`;
   :mod:`course.grader.verdict`: how a failed test is worded, everywhere.
 - :mod:`course.grader.autograde`: ``python -m course.grader``: nbgrader's own
   generate_assignment + autograde in a throwaway course folder (``make check``).
@@ -20,6 +22,6 @@ a class: :mod:`course.sandbox` and :mod:`course.term` stand on it.
 
 # Before anything here imports nbformat (and so jsonschema): ~2 s saved per process where
 # the virtualenv lacks make setup's .pth line (course.base.lazy_rfc3987).
-from course.base.lazy_rfc3987 import install as _lazy_rfc3987  # noqa: E402
+from course.base.lazy_rfc3987 import install as _lazy_rfc3987
 
 _lazy_rfc3987()

@@ -57,9 +57,10 @@ from pathlib import Path
 import nbformat
 
 from course.grader import speedups
-from course.grader.declaration import ANSWERS, DeclarationError, Week, load
+from course.grader.declaration import load
 from course.grader.speedups import throwaway_gradebook
 from course.grader.verdict import NOT_DONE, failure, in_cell, next_step
+from course.grader.week import ANSWERS, DeclarationError, Week
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_ERROR = "CellTimeoutError"

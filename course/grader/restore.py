@@ -20,7 +20,7 @@ import re
 
 from nbgrader.preprocessors import OverwriteCells
 
-from course.grader.declaration import HIDDEN_BLOCK
+from course.grader.cells import HIDDEN_BLOCK
 
 
 def _bare(source: str) -> str:

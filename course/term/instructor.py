@@ -44,7 +44,8 @@ import nbformat
 
 from course.grader import speedups
 from course.grader.autograde import REPO, GradingError, weeks_with_notebooks
-from course.grader.declaration import DeclarationError, load
+from course.grader.declaration import load
+from course.grader.week import DeclarationError
 
 GRADES_DIR = "grades"
 
