@@ -67,7 +67,7 @@ class Pipeline:
 
     week: Week
     course: Path  # the kept nbgrader course folder
-    reports: dict  # {submission: course.grader.autograde.Report}
+    reports: dict  # {submission: course.grader.report.Report}
     bundle_of: dict[str, str]  # {wrong-answer name: the submission that held it}
     jobs: dict[str, subprocess.CompletedProcess]  # "blank" (make check), "probe", more
     probed: Path  # the executed probe notebook

@@ -8,8 +8,10 @@ a class: :mod:`course.sandbox` and :mod:`course.term` stand on it.
   (:mod:`course.grader.consistency`, reading it with :mod:`course.grader.cells`); its known
   answers: :mod:`course.grader.known_answers`;
   :mod:`course.grader.verdict`: how a failed test is worded, everywhere.
-- :mod:`course.grader.autograde`: ``python -m course.grader``: nbgrader's own
-  generate_assignment + autograde in a throwaway course folder (``make check``).
+- :mod:`course.grader.autograde`: nbgrader's own generate_assignment + autograde in a
+  throwaway course folder; :mod:`course.grader.scoring` reads its gradebook and executed
+  notebook into a :mod:`course.grader.report` (what ``make check`` prints);
+  :mod:`course.grader.cli`: ``python -m course.grader`` (``make check``, ``make release``).
 - :mod:`course.grader.selfcheck`: the student edition's visible-tests-only check;
   :mod:`course.grader.learner`: ``make test``'s pytest plugin;
   :mod:`course.grader.validate`: the lab's Validate answer.

@@ -51,7 +51,7 @@ class WeekRun:
     week: Week
     folder: Path
     attempted: set[int]  # exercise numbers
-    report: object | None = None  # course.grader.autograde.Report
+    report: object | None = None  # course.grader.report.Report
     error: str = ""
 
     @property
