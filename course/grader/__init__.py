@@ -18,8 +18,10 @@ a class: :mod:`course.sandbox` and :mod:`course.term` stand on it.
 - :mod:`course.grader.conform`: nbgrader's group-stopping accidents put right;
   :mod:`course.grader.flags`: the static flagger ("HELD FOR A PERSON").
 - :mod:`course.grader.restore`: quiet test-cell restore;
-  :mod:`course.grader.metadata` and :mod:`course.grader.speedups`: nbgrader's checks and
-  gradebook, faster.
+  :mod:`course.grader.speedups`: nbgrader's checks and gradebook, faster.
+- nbgrader's private hooks, one module each (what it works around, the version it was
+  written against; tests/test_upstream_grader.py): :mod:`course.grader.nbgrader_alembic_heads`,
+  :mod:`course.grader.nbgrader_schema_once`, :mod:`course.grader.nbgrader_failed_cells`.
 """
 
 # Before anything here imports nbformat (and so jsonschema): ~2 s saved per process where
