@@ -3,7 +3,8 @@
 - :class:`course.term.feedback.FeedbackExporter` renders the same document as
   nbconvert's HTMLExporter (compared after both go through BeautifulSoup, which is what
   HTMLExporter itself ends with), and adds the same alt text to the same images;
-- :func:`course.grader.nbgrader_alembic_heads.alembic_head` is what the ``alembic heads`` program says;
+- :func:`course.grader.nbgrader_alembic_heads.alembic_head` is what the ``alembic heads``
+  program says;
 - :func:`course.grader.speedups.throwaway_gradebook` changes SQLite's journal only for
   databases inside its folder.
 """
