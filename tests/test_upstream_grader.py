@@ -138,3 +138,23 @@ def test_overwrite_cells_still_reports_each_change_through_report_change():
     assert _parameters(Gradebook.find_source_cell)[:4] == [
         "self", "name", "notebook", "assignment"]
     assert RestoreCells.report_change is not OverwriteCells.report_change
+
+
+# ----------------------------------------------------------------------------- validate
+def test_the_validate_handler_still_validates_through_validate_notebook():
+    """nbgrader's Validate route answers ``post`` with ``self.validate_notebook(path)``,
+    which the course's handler overrides, reading ``root_dir`` and ``load_config()``
+    (``_load_jupyter_server_extension`` sets ``root_dir`` in the settings as nbgrader's
+    own extension does)."""
+    from nbgrader.server_extensions.validate_assignment.handlers import (
+        ValidateAssignmentHandler,
+    )
+
+    from course.grader.validate import CourseValidateHandler
+
+    assert _parameters(ValidateAssignmentHandler.validate_notebook) == ["self", "path"]
+    assert "self.validate_notebook(" in inspect.getsource(ValidateAssignmentHandler.post)
+    assert _parameters(ValidateAssignmentHandler.load_config) == ["self"]
+    assert "settings['root_dir']" in inspect.getsource(ValidateAssignmentHandler)
+    theirs = ValidateAssignmentHandler.validate_notebook
+    assert CourseValidateHandler.validate_notebook is not theirs
