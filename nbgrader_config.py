@@ -17,8 +17,9 @@ HERE = Path(__file__).resolve().parent
 c.CourseDirectory.course_id = "crash-resume"  # used by the exchange (nbgrader collect)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "."
-# A week's declaration and its known wrong and right answers (course/grader/declaration.py)
-# sit beside its source notebook; nbgrader copies neither into a release or a submission.
+# A week's declaration and its known wrong and right answers (course/grader/declaration.py,
+# course/grader/known_answers.py) sit beside its source notebook; nbgrader copies neither
+# into a release or a submission.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
                             "week.toml", "answers"]
 
@@ -58,7 +59,7 @@ c.OverwriteCells.add_missing_cells = True
 #   stays quiet about the hidden tests (every hidden-test cell "changed" by design) and
 #   names the student when a locked cell really was edited (course/grader/restore.py);
 # - CheckCellMetadata: nbgrader's, checking its JSON schema once per process rather than
-#   once per cell (course/grader/metadata.py);
+#   once per cell (course/grader/nbgrader_schema_once.py);
 # - GradingExecute: nbgrader's Execute plus a budget for the whole notebook (one loop in
 #   a helper that eight tests call costs the budget, not 8 x 30 s), test cells that the
 #   notebook cannot neuter, and each kernel in a sandbox (course/sandbox/sandbox.py).
@@ -67,7 +68,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "course.grader.restore.RestoreCells",
-    "course.grader.metadata.CheckCellMetadata",
+    "course.grader.nbgrader_schema_once.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
     "course.sandbox.sandbox.GradingExecute",
@@ -76,7 +77,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "course.grader.metadata.CheckCellMetadata",
+    "course.grader.nbgrader_schema_once.CheckCellMetadata",
     "course.term.rubric.AddRubric",
 ]
 # The rubric under each written answer of the autograded notebook, for graders: the hub's
@@ -114,8 +115,8 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Each new gradebook makes nbgrader start the `alembic heads` program (a fresh interpreter,
 # about 2.5 s of CPU) to learn its newest revision; the course reads the same answer from
-# the same migration scripts in this process (course/grader/speedups.py), so the
-# formgrader and nbgrader's own commands skip it too.
+# the same migration scripts in this process (course/grader/nbgrader_alembic_heads.py), so
+# the formgrader and nbgrader's own commands skip it too.
 from course.grader import speedups  # noqa: E402
 
 speedups.install()

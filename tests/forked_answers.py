@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from course.grader.declaration import Week
+    from course.grader.week import Week
 
 HARNESS = """\
 import sys as _probe_sys

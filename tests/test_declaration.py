@@ -17,15 +17,10 @@ from pathlib import Path
 import pytest
 from weeks import REPO
 
-from course.grader.declaration import (
-    DeclarationError,
-    answers,
-    declared_weeks,
-    load,
-    reference_problems,
-    visibility_problems,
-    weeks_table,
-)
+from course.grader.consistency import reference_problems
+from course.grader.declaration import declared_weeks, load, weeks_table
+from course.grader.known_answers import answers, visibility_problems
+from course.grader.week import DeclarationError
 
 
 def test_every_week_folder_is_declared_and_agrees_with_its_notebook():

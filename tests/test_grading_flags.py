@@ -15,8 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.grader.declaration import answers, load
+from course.grader.declaration import load
 from course.grader.flags import flags, notebook_flags
+from course.grader.known_answers import answers
 
 REPO = Path(__file__).resolve().parent.parent
 WEEKS = sorted(int(p.name[4:]) for p in (REPO / "solutions").glob("week*")

@@ -407,8 +407,8 @@ def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indenta
     """What `make check` prints when a test cell's NameError comes from its answer cell: a
     blank answer is "not done yet", a broken one names its own error first; a message of
     two lines keeps the second line under the first."""
-    from course.grader.autograde import _report
     from course.grader.declaration import load
+    from course.grader.scoring import read_report
 
     week = load(1)
     first, fourth = week.exercise(1), week.exercise(4)
@@ -428,7 +428,7 @@ def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indenta
     folder = tmp_path / "autograded" / "student" / "week1"
     folder.mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "week1.ipynb")
-    report = _report(tmp_path, week, "student", tmp_path, ["week1.ipynb"], 60, {})
+    report = read_report(tmp_path, week, "student", tmp_path, ["week1.ipynb"], 60, {})
     said = {t.grade_id: t.message for t in report.tests}
     assert {said[g] for g in fourth.tests} == {
         "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"}
@@ -441,7 +441,7 @@ def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indenta
 
 
 def test_make_check_says_when_it_grades_another_clones_notebooks(tmp_path):
-    from course.grader.autograde import other_clone_note
+    from course.grader.cli import other_clone_note
 
     clone = tmp_path / "clone"
     (clone / "course").mkdir(parents=True)

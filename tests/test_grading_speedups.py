@@ -3,7 +3,8 @@
 - :class:`course.term.nbconvert_soup_pass.FeedbackExporter` renders the same document as
   nbconvert's HTMLExporter (compared after both go through BeautifulSoup, which is what
   HTMLExporter itself ends with), and adds the same alt text to the same images;
-- :func:`course.grader.speedups.alembic_head` is what the ``alembic heads`` program says;
+- :func:`course.grader.nbgrader_alembic_heads.alembic_head` is what the ``alembic heads``
+  program says;
 - :func:`course.grader.speedups.throwaway_gradebook` changes SQLite's journal only for
   databases inside its folder.
 """
@@ -25,7 +26,7 @@ from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from traitlets.config.loader import PyFileConfigLoader
 
-from course.grader import speedups
+from course.grader import nbgrader_alembic_heads, speedups
 from course.term.nbconvert_soup_pass import NO_ALT, FeedbackExporter, with_alt_text
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,11 +97,11 @@ def test_the_alembic_revision_is_what_the_alembic_program_says():
     with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:
         said = subprocess.run([str(alembic), "-c", ini, "heads"], capture_output=True,
                               text=True, check=True).stdout
-    assert speedups.alembic_head() == said.split("\n")[0].split(" ")[0]
+    assert nbgrader_alembic_heads.alembic_head() == said.split("\n")[0].split(" ")[0]
     speedups.install()
     import nbgrader.api
 
-    assert nbgrader.api.get_alembic_version() == speedups.alembic_head()
+    assert nbgrader.api.get_alembic_version() == nbgrader_alembic_heads.alembic_head()
 
 
 ADD_A_STUDENT = """
@@ -137,7 +138,7 @@ def test_nbgrader_apps_in_the_course_create_a_gradebook_without_the_alembic_prog
     assert said[1] == "added", said
     with sqlite3.connect(course / "gradebook.db") as db:
         assert db.execute("select version_num from alembic_version").fetchone() == (
-            speedups.alembic_head(),)
+            nbgrader_alembic_heads.alembic_head(),)
 
 
 def test_only_a_throwaway_gradebook_skips_the_disk(tmp_path):
@@ -178,7 +179,7 @@ def test_cell_metadata_checks_as_nbgrader_does(meta):
     """The course's CheckCellMetadata fails (and passes) exactly where nbgrader's does."""
     from nbgrader.preprocessors import CheckCellMetadata as Theirs
 
-    from course.grader.metadata import CheckCellMetadata as Ours
+    from course.grader.nbgrader_schema_once import CheckCellMetadata as Ours
 
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hi"),
                                                _nbgrader_cell(**meta)])
@@ -194,7 +195,7 @@ def test_cell_metadata_checks_as_nbgrader_does(meta):
 
     from nbgrader.nbgraderformat import MetadataValidator as TheirValidator
 
-    from course.grader.metadata import MetadataValidator as OurValidator
+    from course.grader.nbgrader_schema_once import MetadataValidator as OurValidator
 
     def detail(validator):  # what the check logs: the validator's own error
         try:
@@ -215,7 +216,7 @@ def test_generate_assignment_gets_the_course_check():
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import CheckCellMetadata as Theirs
 
-    from course.grader.metadata import CheckCellMetadata as Ours
+    from course.grader.nbgrader_schema_once import CheckCellMetadata as Ours
 
     app = GenerateAssignment(coursedir=CourseDirectory())
     before = list(app.preprocessors)
@@ -280,4 +281,4 @@ def test_a_failed_merge_stops_the_other_workers(tmp_path):
 def test_only_plain_migration_scripts_are_read_as_text(tmp_path, text, expected):
     script = tmp_path / "script.py"
     script.write_text('"""a migration"""\nfrom alembic import op\n' + text)
-    assert speedups._revision_of(script) == expected
+    assert nbgrader_alembic_heads._revision_of(script) == expected

@@ -19,7 +19,8 @@ import nbformat
 import pytest
 from weeks import REPO, release_of, source_of
 
-from course.grader.declaration import answers, declared_weeks, load
+from course.grader.declaration import declared_weeks, load
+from course.grader.known_answers import answers
 from course.grader.learner import attempted_exercises, item_names, learner_copy
 
 

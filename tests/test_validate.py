@@ -15,7 +15,7 @@ import pytest
 from nbgrader.validator import Validator
 from traitlets.config import PyFileConfigLoader
 
-from course.grader.autograde import CellResult, Report
+from course.grader.report import CellResult, Report
 from course.grader.validate import CourseValidator
 from course.grader.verdict import NOT_DONE, failure, in_cell
 

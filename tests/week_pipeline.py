@@ -32,7 +32,8 @@ from weeks import (
     submission,
 )
 
-from course.grader.declaration import Answer, Week, answers
+from course.grader.known_answers import answers
+from course.grader.week import Answer, Week
 
 
 def start_probe(week: Week, forked: Mapping[str, Answer], root: Path) -> subprocess.Popen:
@@ -66,7 +67,7 @@ class Pipeline:
 
     week: Week
     course: Path  # the kept nbgrader course folder
-    reports: dict  # {submission: course.grader.autograde.Report}
+    reports: dict  # {submission: course.grader.report.Report}
     bundle_of: dict[str, str]  # {wrong-answer name: the submission that held it}
     jobs: dict[str, subprocess.CompletedProcess]  # "blank" (make check), "probe", more
     probed: Path  # the executed probe notebook

@@ -33,7 +33,9 @@ from pathlib import Path
 
 import pytest
 
-from course.grader.declaration import BLANK, DeclarationError, Week, cells_of, load
+from course.grader.cells import BLANK, cells_of
+from course.grader.declaration import load
+from course.grader.week import DeclarationError, Week
 
 NOTEBOOK = re.compile(r"week(\d+)\.ipynb")
 
@@ -49,7 +51,7 @@ class WeekRun:
     week: Week
     folder: Path
     attempted: set[int]  # exercise numbers
-    report: object | None = None  # course.grader.autograde.Report
+    report: object | None = None  # course.grader.report.Report
     error: str = ""
 
     @property

@@ -11,6 +11,15 @@ perfect submission of week 5 printed ten warnings. :class:`RestoreCells` (named 
   or broke a locked cell, and the original was put back (no points from tampering).
   The line also goes to the file ``COURSE_GRADING_NOTES`` names, if set (``make grade``
   prints those lines; nbgrader keeps its own log to itself unless grading fails).
+
+Library hooks: ``preprocess_cell`` is a Preprocessor's public API; ``report_change(name,
+attr, old, new)`` is the method ``OverwriteCells.preprocess_cell`` calls for each restored
+attribute, and the override reads ``OverwriteCells``' ``gradebook``, ``notebook_id`` and
+``assignment_id`` (set in its ``preprocess``). None of them is underscored, but none is
+documented either: tests/test_upstream_grader.py fails if they change.
+
+Written against: nbgrader 0.9.6.
+Upstream: no upstream issue; the hook is nbgrader's, undocumented.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import re
 
 from nbgrader.preprocessors import OverwriteCells
 
-from course.grader.declaration import HIDDEN_BLOCK
+from course.grader.cells import HIDDEN_BLOCK
 
 
 def _bare(source: str) -> str:

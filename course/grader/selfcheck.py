@@ -91,7 +91,7 @@ def check(notebook: Path, timeout_s: int = 120) -> tuple[list[str], int, int]:
 def started(notebook: Path) -> bool:
     """Has any answer cell left the release's blank (``# YOUR CODE HERE`` and ``raise
     NotImplementedError()``)?"""
-    from course.grader.declaration import BLANK
+    from course.grader.cells import BLANK
 
     return any(not BLANK.search(c.source) for c in nbformat.read(notebook, as_version=4).cells
                if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))

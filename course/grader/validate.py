@@ -21,6 +21,12 @@ handlers, the notebook validated by :class:`CourseValidator`. The learner's lab 
 lab``, ``course/classroom/jupyter/learner/``) turns nbgrader's ``validate_assignment``
 extension off and this one on. When validating fails (an unreadable notebook, metadata of
 another nbgrader version), nbgrader's handler answers in its own words.
+
+Library hooks: ``CourseValidateHandler.validate_notebook`` overrides a method of nbgrader's
+``ValidateAssignmentHandler``; ``_jupyter_server_extension_points`` and
+``_load_jupyter_server_extension`` are jupyter_server's documented extension entry points;
+the one private hook (nbgrader's ``Validator._get_failed_cells``) is in
+:mod:`course.grader.nbgrader_failed_cells`.
 """
 
 from __future__ import annotations
@@ -37,9 +43,9 @@ from nbgrader.server_extensions.validate_assignment.handlers import (
     NbGraderVersionHandler,
     ValidateAssignmentHandler,
 )
-from nbgrader.validator import Validator
 from tornado import web
 
+from course.grader.nbgrader_failed_cells import FailedCellsKept
 from course.grader.verdict import NOT_DONE, failure, in_cell, next_step
 
 # nbgrader's dialog puts "The following cell failed:" above each entry; ours is one entry
@@ -129,20 +135,16 @@ def summary(exercises: list[Failing]) -> str:
     return "\n".join(lines)
 
 
-class CourseValidator(Validator):
-    """nbgrader's ``Validator`` with a short answer for a failing notebook."""
-
-    def _get_failed_cells(self, nb: NotebookNode) -> list[NotebookNode]:
-        failed = super()._get_failed_cells(nb)
-        self._executed = (nb, failed)
-        return failed
+class CourseValidator(FailedCellsKept):
+    """nbgrader's ``Validator`` with a short answer for a failing notebook (the executed
+    notebook and its failed cells: :mod:`course.grader.nbgrader_failed_cells`)."""
 
     def validate(self, filename: str) -> dict:
-        self._executed = None
+        self.executed = None
         results = super().validate(filename)
-        if not results.get("failed") or self._executed is None:
+        if not results.get("failed") or self.executed is None:
             return results
-        text = summary(failing_exercises(*self._executed))
+        text = summary(failing_exercises(*self.executed))
         results["failed"] = [{"source": text, "error": _HIDE_NBGRADER_LINE,
                               "raw_error": ""}]
         return results

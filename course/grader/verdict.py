@@ -2,7 +2,7 @@
 
 nbgrader's rule decides whether a test cell fails: it raised, or it wrote to stderr (a cell
 stopped by the time limit raised). :func:`failure` words the reason in one line, the same
-way wherever a test runs: in an nbgrader run (:func:`course.grader.autograde._outcomes`
+way wherever a test runs: in an nbgrader run (:func:`course.grader.scoring.cell_outcomes`
 reads it from the executed notebook) and in the forked checks of the course's tests, which
 run an answer's tests in a child of the solution's kernel. Imports nothing
 of the course: it runs in kernels too.

@@ -13,6 +13,6 @@ words its findings as the grader does). Nothing here knows a class or a gradeboo
 
 # Before anything here imports nbformat (and so jsonschema): ~2 s saved per process where
 # the virtualenv lacks make setup's .pth line (course.base.lazy_rfc3987).
-from course.base.lazy_rfc3987 import install as _lazy_rfc3987  # noqa: E402
+from course.base.lazy_rfc3987 import install as _lazy_rfc3987
 
 _lazy_rfc3987()

@@ -70,8 +70,9 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Enum, Float, Integer
 
-from course.grader.declaration import DeclarationError, Week, load
+from course.grader.declaration import load
 from course.grader.verdict import one_line
+from course.grader.week import DeclarationError, Week
 from course.sandbox import jail
 from course.sandbox.limits import OUTPUT_CUT, KernelWatch, Limits, breach_of
 

@@ -28,7 +28,8 @@ import nbformat
 
 from course.grader import speedups
 from course.grader.autograde import REPO, GradingError
-from course.grader.declaration import DeclarationError, load
+from course.grader.declaration import load
+from course.grader.week import DeclarationError
 
 
 # --------------------------------------------------------------------- nbgrader

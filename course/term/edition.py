@@ -29,7 +29,8 @@ from pathlib import Path
 import nbformat
 
 from course.grader.autograde import REPO, GradingError, weeks_with_notebooks
-from course.grader.declaration import DeclarationError, declared_weeks, load
+from course.grader.declaration import declared_weeks, load
+from course.grader.week import DeclarationError
 from course.term.feedback import BEGIN, END
 
 TOP_FILES = ("pyproject.toml", "constraints.txt", "environment.yml", "nbgrader_config.py",

@@ -31,7 +31,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
-from course.grader.declaration import HIDDEN, HIDDEN_BLOCK, HIDDEN_END
+from course.grader.cells import HIDDEN, HIDDEN_BLOCK, HIDDEN_END
 
 # Spelled in two parts so that this file itself never contains a marker (the student
 # edition is searched for them).

@@ -1,5 +1,21 @@
 """nbgrader's ``CheckCellMetadata``, with its JSON schema checked once per process.
 
+What it works around and why: see below; the hooks it relies on are nbgrader's, not
+public API, so each is named here and checked by tests/test_upstream_grader.py:
+
+- :class:`MetadataValidator` puts :class:`_CheckedOnce` between nbgrader's
+  ``MetadataValidatorV3`` and ``BaseMetadataValidator`` in the method order: it relies on
+  ``MetadataValidatorV3.validate_cell(cell)`` calling ``super().validate_cell(cell)`` for
+  the schema check and on ``BaseMetadataValidator``'s ``schema`` and ``schema_version``;
+- :func:`swap_in` assigns a converter's ``preprocessors`` (a list of preprocessor classes,
+  nbgrader's ``CheckCellMetadata`` among them; not a setting): ``generate_assignment``
+  cannot be given another preprocessor through ``nbgrader_config.py``;
+- :class:`CheckCellMetadata` overrides ``preprocess`` (a Preprocessor's public API) and is
+  named in ``nbgrader_config.py`` for autograde.
+
+Written against: nbgrader 0.9.6, jsonschema 4.26.0.
+Upstream: no upstream issue; the hook is private.
+
 nbgrader validates every cell's ``nbgrader`` metadata before and after autograding
 each notebook. It does so with ``jsonschema.validate(metadata, schema)``, which first
 checks nbgrader's own schema file against the JSON Schema meta-schema and builds a
@@ -10,6 +26,9 @@ with one validator per schema built (after the same meta-schema check) the first
 it is needed. A cell that fails gets the same error: the same schema version checks,
 ``jsonschema``'s ``best_match`` of the same errors, nbgrader's own log lines and
 ``ValidationError``.
+
+tests/test_grading_speedups.py checks the results are nbgrader's (the same failures, the
+same messages) and that ``generate_assignment`` gets the course's check.
 """
 
 from __future__ import annotations
@@ -75,3 +94,11 @@ class CheckCellMetadata(NbgraderCheckCellMetadata):
             self.log.error(msg)
             raise ValidationError(msg)  # noqa: B904 - as nbgrader raises it
         return nb, resources
+
+
+def swap_in(app) -> None:
+    """Swap nbgrader's CheckCellMetadata for the course's in ``app.preprocessors`` (a
+    converter such as ``GenerateAssignment``)."""
+    if NbgraderCheckCellMetadata in app.preprocessors:
+        app.preprocessors = [CheckCellMetadata if p is NbgraderCheckCellMetadata else p
+                             for p in app.preprocessors]
