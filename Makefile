@@ -118,7 +118,7 @@ TEST_WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || ec
 PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 # `make test` is the learner's: pytest collects the graded tests of each weekN/weekN.ipynb
-# (course/grading/learner.py), grades a started week as `make check` does and skips the
+# (course/grader/learner.py), grades a started week as `make check` does and skips the
 # rest; WEEK=5 checks one week, K=resume picks tests by name, ARGS='-x' passes options on
 # (ARGS=-v drops the -q, so each test is named with its result).
 # The installed pytest plugins (xdist, anyio, ...) are the course suite's, not needed here:
@@ -126,7 +126,7 @@ PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST
 WEEK_FOLDERS = $(if $(WEEK),week$(WEEK),$(patsubst %/,%,$(sort $(wildcard week[0-9]*/))))
 test: setup
 	@$(SUPPORTED)
-	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grading.learner \
+	@PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p course.grader.learner \
 		$(if $(findstring -v,$(ARGS)),,-q) \
 		-rfE $(WEEK_FOLDERS) $(if $(K),-k '$(K)') $(ARGS) || { status=$$?; \
 		test $$status != 5 || echo "make test: no test of $(WEEK_FOLDERS) matches K='$(K)'" >&2; \
@@ -152,11 +152,11 @@ test-all: browser-deps sandbox-deps
 grade: sandbox-deps
 
 # JupyterHub for tests/test_jupyterhub.py: an environment of its own that every account can
-# run (course.grading.hub), built once per set of pins; when it is there, a stamp check.
+# run (course.term.hub), built once per set of pins; when it is there, a stamp check.
 # When it cannot be installed it says why in one line and the hub tests skip (fail in CI).
 .PHONY: hub-deps
 hub-deps: setup
-	@$(BIN)/python -m course.grading.hub ensure
+	@$(BIN)/python -m course.term.hub ensure
 test-all: hub-deps
 
 # Week 7's real Claude Code CLI (course.travel.cli): @anthropic-ai/claude-code pinned by
@@ -186,7 +186,7 @@ mutants: setup
 
 # Week notebooks: weekN/ is generated from solutions/weekN/ (nbgrader generate_assignment);
 # check grades a folder with nbgrader autograde in a throwaway course (hidden tests included).
-INSTRUCTOR = $(BIN)/python -m course.grading.instructor
+INSTRUCTOR = $(BIN)/python -m course.term.instructor
 release: setup
 	$(INSTRUCTOR) release $(if $(WEEK),--week $(WEEK))
 
@@ -202,7 +202,7 @@ grade: setup
 		$(foreach s,$(STUDENT),--student $(s))
 .PHONY: roster due collect-lms extend
 # An LMS's download (a zip of the class's notebooks) into submitted/ with nbgrader's
-# zip_collect (course/grading/lms.py: the file names it reads, PATTERN for others).
+# zip_collect (course/term/lms.py: the file names it reads, PATTERN for others).
 collect-lms: setup
 	@test -n "$(WEEK)" -a -n "$(FILE)" || { echo "make collect-lms: give the week and the download, e.g. make collect-lms WEEK=5 FILE=submissions.zip" >&2; exit 2; }
 	$(INSTRUCTOR) collect-lms --week $(WEEK) --file '$(FILE)' $(if $(PATTERN),--pattern '$(PATTERN)') $(if $(DB_URL),--db-url $(DB_URL))
@@ -221,12 +221,12 @@ return-feedback: setup
 	$(INSTRUCTOR) return --week $(WEEK) $(if $(ANYWAY),--anyway) $(if $(DB_URL),--db-url $(DB_URL))
 student-edition: setup
 	@test -n "$(DEST)" || { echo "make student-edition: give a new folder, e.g. make student-edition DEST=../course-students" >&2; exit 2; }
-	$(BIN)/python -m course.grading.edition $(DEST)
+	$(BIN)/python -m course.term.edition $(DEST)
 
 check: setup
 	@$(SUPPORTED)
 	@test -z "$(SUBMISSION)" -o -n "$(WEEK)" || { echo "make check: SUBMISSION needs WEEK, e.g. make check WEEK=5 SUBMISSION=dir" >&2; exit 2; }
-	$(BIN)/python -m course.grading $(if $(WEEK),--week $(WEEK)) $(if $(SUBMISSION),--submission $(SUBMISSION))
+	$(BIN)/python -m course.grader $(if $(WEEK),--week $(WEEK)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
 lint: setup
 	$(BIN)/ruff check course tests bench scripts solutions

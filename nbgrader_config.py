@@ -3,7 +3,7 @@
 - ``solutions/weekN/`` holds the source notebooks (solutions, visible and hidden tests).
 - ``nbgrader generate_assignment weekN`` (``make release``) writes the student
   notebooks to ``weekN/`` at the repository root.
-- ``make check WEEK=N`` (``python -m course.grading``) grades in a throwaway
+- ``make check WEEK=N`` (``python -m course.grader``) grades in a throwaway
   course folder built from this same file, so the repository never gets a
   gradebook, ``submitted/`` or ``autograded/``.
 """
@@ -17,8 +17,9 @@ HERE = Path(__file__).resolve().parent
 c.CourseDirectory.course_id = "crash-resume"  # used by the exchange (nbgrader collect)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "."
-# A week's declaration and its known wrong and right answers (course/grading/declaration.py)
-# sit beside its source notebook; nbgrader copies neither into a release or a submission.
+# A week's declaration and its known wrong and right answers (course/grader/declaration.py,
+# course/grader/known_answers.py) sit beside its source notebook; nbgrader copies neither
+# into a release or a submission.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
                             "week.toml", "answers"]
 
@@ -56,66 +57,66 @@ c.OverwriteCells.add_missing_cells = True
 # rubric step, AddRubric, at the end):
 # - RestoreCells: restores edited or deleted test cells exactly like OverwriteCells, but
 #   stays quiet about the hidden tests (every hidden-test cell "changed" by design) and
-#   names the student when a locked cell really was edited (course/grading/restore.py);
+#   names the student when a locked cell really was edited (course/grader/restore.py);
 # - CheckCellMetadata: nbgrader's, checking its JSON schema once per process rather than
-#   once per cell (course/grading/metadata.py);
+#   once per cell (course/grader/nbgrader_schema_once.py);
 # - GradingExecute: nbgrader's Execute plus a budget for the whole notebook (one loop in
 #   a helper that eight tests call costs the budget, not 8 x 30 s), test cells that the
-#   notebook cannot neuter, and each kernel in a sandbox (course/grading/sandbox.py).
+#   notebook cannot neuter, and each kernel in a sandbox (course/sandbox/sandbox.py).
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "course.grading.restore.RestoreCells",
-    "course.grading.metadata.CheckCellMetadata",
+    "course.grader.restore.RestoreCells",
+    "course.grader.nbgrader_schema_once.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "course.grading.sandbox.GradingExecute",
+    "course.sandbox.sandbox.GradingExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "course.grading.metadata.CheckCellMetadata",
-    "course.grading.rubric.AddRubric",
+    "course.grader.nbgrader_schema_once.CheckCellMetadata",
+    "course.term.rubric.AddRubric",
 ]
 # The rubric under each written answer of the autograded notebook, for graders: the hub's
-# formgrader and `make grade` both autograde through this list (course/grading/rubric.py).
+# formgrader and `make grade` both autograde through this list (course/term/rubric.py).
 c.AddRubric.course_root = str(HERE)
 # Late work: a week's due date is nbgrader's own (`make due WEEK=5 DUE='2026-12-10 17:00
 # UTC'`, in the gradebook), the submission time is nbgrader's timestamp.txt. A late notebook
 # loses PERCENT_PER_DAY of its score per started day (at most all of it), computed from its
-# current score, hand grades included (course/grading/late.py). 0 turns it off; nbgrader's
+# current score, hand grades included (course/term/late.py). 0 turns it off; nbgrader's
 # own c.PercentPerDay.penalty_method = "zero" then scores every late notebook 0.
-c.AssignLatePenalties.plugin_class = "course.grading.late.PercentPerDay"
+c.AssignLatePenalties.plugin_class = "course.term.late.PercentPerDay"
 PERCENT_PER_DAY = 10
 c.PercentPerDay.percent_per_day = PERCENT_PER_DAY
 
 NOTEBOOK_BUDGET_S = 120
 c.GradingExecute.notebook_budget = NOTEBOOK_BUDGET_S
 # Each graded kernel runs in the allow-list sandbox wherever bubblewrap works: `make grade`,
-# the hub's formgrader, nbgrader autograde by hand (course/grading/sandbox.py). `make
+# the hub's formgrader, nbgrader autograde by hand (course/sandbox/sandbox.py). `make
 # check` turns it off for your own notebook; COURSE_GRADING_SANDBOX=on|off overrides.
 c.GradingExecute.sandbox = "auto"
 
 # Feedback shows which hidden test failed and what it said, never its code, and never
-# the graders' rubric cells (course/grading/feedback.py).
+# the graders' rubric cells (course/term/feedback.py).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "course.grading.feedback.HideHiddenTests",
+    "course.term.feedback.HideHiddenTests",
 ]
 # nbconvert's HTML exporter, minus a whole-page BeautifulSoup re-parse that only adds
-# alt text to images: the same page in half the time (course/grading/feedback.py).
-c.GenerateFeedback.exporter_class = "course.grading.feedback.FeedbackExporter"
+# alt text to images: the same page in half the time (course/term/nbconvert_soup_pass.py).
+c.GenerateFeedback.exporter_class = "course.term.nbconvert_soup_pass.FeedbackExporter"
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Each new gradebook makes nbgrader start the `alembic heads` program (a fresh interpreter,
 # about 2.5 s of CPU) to learn its newest revision; the course reads the same answer from
-# the same migration scripts in this process (course/grading/speedups.py), so the
-# formgrader and nbgrader's own commands skip it too.
-from course.grading import speedups  # noqa: E402
+# the same migration scripts in this process (course/grader/nbgrader_alembic_heads.py), so
+# the formgrader and nbgrader's own commands skip it too.
+from course.grader import speedups  # noqa: E402
 
 speedups.install()

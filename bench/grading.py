@@ -2,13 +2,13 @@
 
 Comparisons, each measured side by side in this run:
 
-- **per submission**: ``make grade`` (``python -m course.grading.instructor grade``,
+- **per submission**: ``make grade`` (``python -m course.term.instructor grade``,
   one worker, sandbox as ``make grade`` chooses it) over N copies of the week 5
   solution, wall time divided by N, against one bare ``nbclient`` run of the same
   notebook (the floor: a fresh kernel running every cell). Target: <= 1.2x.
 - **two workers**: the same class graded with ``--workers 2`` against ``--workers 1``
   (a speed-up; target >= 1.7x on 2 cores).
-- **make check**: ``python -m course.grading --week 5 --submission DIR`` (a student
+- **make check**: ``python -m course.grader --week 5 --submission DIR`` (a student
   grading their own notebook: a fresh interpreter, a throwaway course, nbgrader's
   generate_assignment + autograde, the report) against the bare run. Target: <= 1.3x.
 - **start-up**: one nbgrader command that does nothing (``nbgrader --version``)
@@ -96,12 +96,12 @@ def _run(command: list[str], cwd: Path | None = None) -> None:
 def _grade(course: Path, workers: int) -> None:
     for folder in ("autograded", "feedback", "grades"):
         shutil.rmtree(course / folder, ignore_errors=True)
-    _run([sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
+    _run([sys.executable, "-m", "course.term.instructor", "grade", "--week", "5",
           "--workers", str(workers), "--repo", str(course)])
 
 
 def _check(submission: Path) -> None:
-    _run([sys.executable, "-m", "course.grading", "--week", "5", "--submission",
+    _run([sys.executable, "-m", "course.grader", "--week", "5", "--submission",
           str(submission)], cwd=ROOT)
 
 

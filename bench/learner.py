@@ -1,4 +1,4 @@
-"""The learner's ``make test`` (course/grading/learner.py), against what it stands for.
+"""The learner's ``make test`` (course/grader/learner.py), against what it stands for.
 
 Comparisons, each measured side by side in this run, in a throwaway copy of the course:
 
@@ -25,7 +25,7 @@ import nbformat
 
 from bench.common import Comparison, interleaved
 from bench.notebooks import execute
-from course.grading.learner import learner_copy
+from course.grader.learner import learner_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTED = (1, 5)
@@ -37,7 +37,7 @@ def _runner(course: Path):
     weeks = sorted(p.name for p in course.glob("week[0-9]*") if p.is_dir())
 
     def learner_test() -> None:  # what `make test` runs; it fails only on a wrong answer
-        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "course.grading.learner",
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "course.grader.learner",
                                "-q", "-p", "no:cacheprovider", *weeks], cwd=course, env=env,
                               capture_output=True, text=True)
         if done.returncode:
@@ -49,7 +49,7 @@ def _runner(course: Path):
 
     def make_check() -> None:
         for week in STARTED:
-            subprocess.run([sys.executable, "-m", "course.grading", "--week", str(week),
+            subprocess.run([sys.executable, "-m", "course.grader", "--week", str(week),
                             "--submission", str(course / f"week{week}")], cwd=course,
                            env=env, capture_output=True, check=True)
 

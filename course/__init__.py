@@ -8,14 +8,18 @@ floors, and a module may import only from its own floor or the floors below it
 floor                     what lives there
 ========================  ==============================================================
 ``course.base``           Table, crash points: tiny primitives with no course imports
+``course.host``           this machine's accounts: the unprivileged one, what it may reach
 ``course.storage``        SQLite helpers, per-thread connections, a throwaway Postgres
 ``course.durable``        idempotency stores, ``guarded``/``reconcile``, leases, recovery
 ``course.world``          CloudWave's outside world: catalogue, bank, mail, ledger
 ``course.cloudwave``      the agent: state, graph builder, reference nodes, scripted model
 ``course.travel``         Marta's flight: airline, guarded booking, Deep Agents, Claude SDK
 ``course.crash``          the crash harness (real SIGKILLs), fuzzer, concurrent resumers
+``course.grader``         what a week is; nbgrader on one notebook (``make check``); verdicts
+``course.sandbox``        a graded kernel walled in (bubblewrap) and watched (the test guard)
+``course.term``           a class: ``make grade``, feedback, export, late work, LMS, the hub
 ``course.classroom``      widgets and pictures; ``make lab``
-``course.grading``        ``make check`` / ``make release`` and the graded tests' helpers
+``course.grading``        the graded tests' and lessons' helpers (``run_forked``, ``Spy``...)
 ``course.audit``          ``python -m course.audit``: which side effects can a crash repeat?
 ========================  ==============================================================
 
@@ -32,12 +36,16 @@ __version__ = "0.1.0"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("base",),
+    ("host",),
     ("storage",),
     ("durable",),
     ("world",),
     ("cloudwave",),
     ("travel",),
     ("crash",),
+    ("grader",),
+    ("sandbox",),
+    ("term",),
     ("classroom", "grading", "audit"),
 )
 """The floors, bottom first. Names on one floor may not import each other, except themselves."""

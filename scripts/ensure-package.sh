@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make sure a Debian package's program is installed: ensure-package.sh PROGRAM PACKAGE WHAT
 #   chromium   chromium     "the browser tests (tests/browser/)"
-#   bwrap      bubblewrap   "the grading sandbox (course/grading/jail.py)"
+#   bwrap      bubblewrap   "the grading sandbox (course/sandbox/jail.py)"
 #
 # Promise: when PROGRAM is already on PATH, do nothing and exit 0. Otherwise, when
 # running as root on a machine with apt-get, install the Debian package PACKAGE (never a

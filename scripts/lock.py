@@ -1,7 +1,7 @@
 """``make lock``: re-resolve every dependency and rewrite ``constraints.txt``, as a student would.
 
 The resolve runs as an unprivileged account (you, or as root the course's
-``crashcourse-pg``; :mod:`course.storage.accounts`) with a bare environment, in a
+``crashcourse-pg``; :mod:`course.host.accounts`) with a bare environment, in a
 fresh copy of the repository, using ``pip install --dry-run --report``. Root's pip
 on some machines sees packages (or versions) a normal user's pip cannot; a lock made
 as root once pinned one, and ``make setup`` failed for every student. Resolving as
@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from course.storage.accounts import (  # noqa: E402 - after the path set-up above
+from course.host.accounts import (  # noqa: E402 - after the path set-up above
     current_or_unprivileged,
     fresh_copy_for,
     python_for,

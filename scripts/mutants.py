@@ -43,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from course.storage.checkout import copy_tracked  # noqa: E402 - after the path set-up
+from course.host.checkout import copy_tracked  # noqa: E402 - after the path set-up
 
 FAST = ["-m", "not slow and not browser", "-x", "-q", "-p", "no:cacheprovider"]
 SELF_TEST = "tests/test_mutants.py"  # checks every mutant applies: fails on any mutant, so left out
@@ -96,7 +96,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "    return value.strip().lower() in (\"true\", \"1\", \"yes\")\n",
            ("tests/test_ci.py",)),
     Mutant("grading-failure-keeps-points", "a failing graded cell keeps its points",
-           "course/grading/autograde.py",
+           "course/grader/scoring.py",
            "                    mine[(notebook.name, grade.name)] = float(grade.score or 0.0)\n",
            "                    mine[(notebook.name, grade.name)] = float(grade.max_score)\n",
            ("tests/test_grading.py",)),
@@ -129,7 +129,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "course/base/crashpoints.py", "    os.kill(os.getpid(), signal.SIGKILL)\n",
            "    os.kill(os.getpid(), signal.SIGTERM)\n", ("tests/test_crash_harness.py",)),
     Mutant("grading-partial-ignored", "the course scores a cell full unless it raised",
-           "course/grading/autograde.py",
+           "course/grader/scoring.py",
            "            earned = scores.get((Path(name).stem, grade_id), 0.0) if graded else 0.0\n",
            "            earned = (0.0 if message else points) if graded else 0.0\n",
            ("tests/test_grading.py",)),

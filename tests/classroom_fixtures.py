@@ -104,7 +104,7 @@ print(sorted(root.glob("solutions/*/*.ipynb")), (root / "rubrics").is_dir())
 '''
 
 
-# What a notebook may not take from the grading machine (course/grading/limits.py): each
+# What a notebook may not take from the grading machine (course/sandbox/limits.py): each
 # is a cell of its own, before an honest solution.
 MEMORY_BOMB = "_hog = bytearray(30 * 2**30)  # 30 GB\n"
 FORK_BOMB = "import os\nwhile True:\n    os.fork()\n"
@@ -119,7 +119,7 @@ def grade_week5(course: Path, *, budget: int, timeout: int,
     ``budget`` seconds, each cell ``timeout``): the run and ``grades/week5.csv`` by student."""
     env = {**os.environ, "COURSE_NOTEBOOK_BUDGET": str(budget)}
     done = subprocess.run(
-        [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
+        [sys.executable, "-m", "course.term.instructor", "grade", "--week", "5",
          "--workers", "2", "--timeout", str(timeout), "--repo", str(course)],
         capture_output=True, text=True, env=env, timeout=1500)
     with open(course / "grades" / "week5.csv") as f:

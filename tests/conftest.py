@@ -24,7 +24,7 @@ from fixtures_pg import (  # noqa: F401
 from week_checks import WEEK_MODULE, WeekModule, parametrize_answers, week_number
 from week_pipeline import Grading, grade_week
 
-from course.grading.declaration import load
+from course.grader.declaration import load
 from course.world import World
 
 

@@ -15,7 +15,7 @@ with nbgrader (:func:`week_answers.bundles`) and checks the others here:
   stderr: through ``sys.stderr`` now or any stream the kernel gave out before, or through
   file descriptor 2, where a process it starts writes (as in ``make check``, where the
   kernel captures it). The message is worded as the course's report words it
-  (:func:`course.grading.verdict.failure`, which ``make check`` uses too).
+  (:func:`course.grader.verdict.failure`, which ``make check`` uses too).
 - The parent goes on with the solution, to the next exercise.
 
 What a child does not show: whether the answer breaks a later exercise (the bundled wrong
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from course.grading.declaration import Week
+    from course.grader.week import Week
 
 HARNESS = """\
 import sys as _probe_sys
@@ -103,7 +103,7 @@ def check_in_children(out: str, answers: dict[str, dict[str, str]],
     error, the first error], "ended": "finished"}``. A child that did not finish (killed
     with everything it started after ``timeout_s``, or crashed) leaves ``"tests": {}`` and
     how it ended. ``references``: the exercise's reference implementations, watched while
-    its tests run as the grader watches them (:mod:`course.grading.references`), over the
+    its tests run as the grader watches them (:mod:`course.sandbox.references`), over the
     answer cells ``answer_ids``."""
     from course.grading import run_forked  # imported in the kernel
 
@@ -161,9 +161,9 @@ def _run(shell: Any, streams: tuple[io.StringIO, Any], edits: dict[str, str],
     import contextlib
     import sys
 
-    from course.grading.references import message as delegation
-    from course.grading.references import watching
-    from course.grading.verdict import failure
+    from course.grader.verdict import failure
+    from course.sandbox.references import message as delegation
+    from course.sandbox.references import watching
 
     stderr, fd_err = streams
     sys.stderr = stderr

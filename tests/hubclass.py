@@ -1,7 +1,7 @@
 """A real JupyterHub for the tests, started from ``scripts/hub/jupyterhub_config.py``, and a
 small client that talks to it the way each user's browser or extension would.
 
-- :func:`hub_environment`: the hub's environment (``course.grading.hub.using``), or a skip
+- :func:`hub_environment`: the hub's environment (``course.term.hub.using``), or a skip
   with its one-line reason; in CI (:func:`ci.in_ci`) a failure, since the hub tests must run.
 - :meth:`ClassHub.start`: the hub on free ports on 127.0.0.1, its state and the shared
   exchange in a fresh world-traversable folder under /tmp (every account must reach the
@@ -46,8 +46,8 @@ from pathlib import Path
 import pytest
 from ci import in_ci
 
-from course.grading.hub import HubEnv, HubUnavailable, using
-from course.storage.checkout import copy_tracked
+from course.host.checkout import copy_tracked
+from course.term.hub import HubEnv, HubUnavailable, using
 
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts" / "hub"

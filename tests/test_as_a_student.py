@@ -3,7 +3,7 @@
 CI and most checks run as root, and root's pip can see packages a normal user's
 pip cannot (once a pin only root could install made ``make setup`` fail for every
 student). So ``make test-all`` does the student's part as an unprivileged account, the
-same one the throwaway Postgres server runs as (:mod:`course.storage.accounts`):
+same one the throwaway Postgres server runs as (:mod:`course.host.accounts`):
 
 1. a fresh copy of the repository's tracked files, owned by that account;
 2. a virtualenv made by that account from a Python it can run, in it the pinned pip
@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 from ci import in_ci
 
-from course.storage.accounts import (
+from course.host.accounts import (
     NoUnprivilegedAccount,
     current_or_unprivileged,
     fresh_copy_for,

@@ -13,8 +13,8 @@ import pytest
 from classroom_fixtures import another_clone, build_class, build_course, grade_week5
 from weeks import REPO, autograded_points
 
-from course.grading.instructor import in_sync
-from course.grading.sandbox import availability
+from course.sandbox.sandbox import availability
+from course.term.coursedir import in_sync
 
 FULL = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
 
@@ -115,7 +115,7 @@ def test_the_cheater_gains_nothing_and_is_logged(graded):
 
 
 def test_a_notebook_that_takes_too_much_is_stopped_and_named_on_its_row(graded):
-    """Memory, processes, output and disk (course/grading/limits.py), each beside honest
+    """Memory, processes, output and disk (course/sandbox/limits.py), each beside honest
     students in the same run: the hostile row names its limit, in the log with the
     student's name; what each cost its own notebook is the limit's, not more."""
     _, _, done, rows = graded
@@ -191,8 +191,8 @@ def test_clever_cheats_gain_nothing_and_each_is_on_its_row(graded):
 def test_no_feedback_quotes_a_hidden_test_or_names_a_grading_folder(graded):
     """Every student's feedback, wrong, broken and hostile answers included: no line of a
     hidden test of 25 characters or more, and no folder of the grading machine."""
-    from course.grading.feedback import hidden_lines
-    from course.grading.sandbox import SANDBOX_ROOT
+    from course.sandbox.sandbox import SANDBOX_ROOT
+    from course.term.feedback import hidden_lines
 
     course, students, _, _ = graded
     import nbformat

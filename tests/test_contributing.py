@@ -90,7 +90,7 @@ def notebook() -> nbformat.NotebookNode:
 
 
 def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
-    from course.storage.checkout import copy_tracked
+    from course.host.checkout import copy_tracked
 
     steps = guide_steps()
     assert [len(s) for s in steps] == [1, 1, 1, 3], steps
@@ -107,7 +107,10 @@ def test_adding_a_week_as_the_guide_says_is_picked_up_everywhere(tmp_path):
     def run(command: str) -> str:
         args = command.split()
         if args[0] == "make":  # the copy shares this checkout's environment: never rebuild it
-            args = ["make", "-s", "-o", str(stamp), *args[1:]]
+            # (-o names the target as the Makefile spells it, relative: an absolute path is
+            # another name to make, and a pyproject.toml newer than the stamp reinstalled
+            # this checkout's environment pointing at the copy)
+            args = ["make", "-s", "-o", str(stamp.relative_to(course)), *args[1:]]
         done = subprocess.run(args, cwd=course, capture_output=True, text=True, timeout=900,
                               env={**os.environ, "PYTHONPATH": os.pathsep.join(path),
                                    "COURSE_GRADING_SANDBOX": "off"})

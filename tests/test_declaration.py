@@ -17,15 +17,10 @@ from pathlib import Path
 import pytest
 from weeks import REPO
 
-from course.grading.declaration import (
-    DeclarationError,
-    answers,
-    declared_weeks,
-    load,
-    reference_problems,
-    visibility_problems,
-    weeks_table,
-)
+from course.grader.consistency import reference_problems
+from course.grader.declaration import declared_weeks, load, weeks_table
+from course.grader.known_answers import answers, visibility_problems
+from course.grader.week import DeclarationError
 
 
 def test_every_week_folder_is_declared_and_agrees_with_its_notebook():
@@ -40,7 +35,7 @@ def test_every_week_folder_is_declared_and_agrees_with_its_notebook():
 
 def test_the_readme_shows_the_table_the_declarations_make():
     assert weeks_table() in (REPO / "README.md").read_text(), (
-        "README.md's weeks table is stale: paste `python -m course.grading.declaration table`")
+        "README.md's weeks table is stale: paste `python -m course.grader.declaration table`")
 
 
 @pytest.fixture
@@ -151,7 +146,7 @@ def test_collecting_a_week_module_without_a_declaration_is_an_error_naming_the_f
 
 
 def test_make_check_on_a_week_without_a_declaration_says_so_in_one_line(week_copy, capsys):
-    from course.grading.autograde import GradingError, grade
+    from course.grader.autograde import GradingError, grade
 
     (week_copy / "solutions" / "week1" / "week.toml").unlink()
     with pytest.raises(GradingError, match=r"^solutions/week1/week\.toml is missing"):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from course.storage.checkout import copy_tracked
+from course.host.checkout import copy_tracked
 
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = REPO / "docs" / "instructors.md"
@@ -81,7 +81,7 @@ def test_the_readme_gives_the_guides_commands():
 
 
 def test_the_guides_hub_configuration_is_the_file_the_hub_test_starts():
-    from course.grading.hub import CONFIG
+    from course.term.hub import CONFIG
 
     text = GUIDE.read_text()
     hub = text[text.index("## A class on JupyterHub"):text.index("## Zero to JupyterHub")]

@@ -13,7 +13,7 @@ import pytest
 from forked_answers import probe_notebook
 from weeks import RUN_PROBE, errors_in, nbgrader_cell, start
 
-from course.grading.declaration import Exercise, Week
+from course.grader.week import Exercise, Week
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from weeks import nbgrader_cell, tiny_course
 
-from course.grading.autograde import grade
+from course.grader.autograde import grade
 
 WRITTEN = nbformat.v4.new_markdown_cell("Because it is.")
 WRITTEN.metadata["nbgrader"] = {"schema_version": 3, "task": False, "locked": False,
@@ -90,7 +90,8 @@ def test_the_report_says_who_grades_the_written_answers(report):
     """Only nbgrader's autograded tests count in the last line; the written answers are
     graded by the instructor, or by a self-learner against ``rubrics/weekN.md`` (which a
     tiny week 8 has not: then the model answers in ``solutions/``)."""
-    from course.grading.autograde import REPO, Report
+    from course.grader.autograde import REPO
+    from course.grader.report import Report
 
     said = "\n".join(report.lines())
     assert "Written answers (1 cell, 2 points) are not in the total below" in said
@@ -103,7 +104,8 @@ def test_the_report_says_who_grades_the_written_answers(report):
 
 def test_the_report_tells_how_to_grade_the_same_folder_again(tmp_path):
     """`make check WEEK=N` grades weekN/; any other folder needs SUBMISSION= to be graded again."""
-    from course.grading.autograde import REPO, CellResult, Report
+    from course.grader.autograde import REPO
+    from course.grader.report import CellResult, Report
 
     own = Report(week=5, student="s", submission=REPO / "week5")
     other = Report(week=5, student="s", submission=tmp_path)

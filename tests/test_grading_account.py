@@ -13,7 +13,7 @@ import pytest
 from test_as_a_student import _console_scripts
 from weeks import REPO
 
-from course.grading.sandbox import availability
+from course.sandbox.sandbox import availability
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +24,7 @@ def test_an_honest_notebook_has_no_note_as_an_ordinary_account_in_a_fresh_clone(
         pytest.skip("needs root, to run as another account (CI runs as root)")
     if availability():
         pytest.skip(f"no sandbox here: {availability()}")
-    from course.storage.accounts import (
+    from course.host.accounts import (
         NoUnprivilegedAccount,
         fresh_copy_for,
         python_for,
@@ -51,7 +51,7 @@ def test_an_honest_notebook_has_no_note_as_an_ordinary_account_in_a_fresh_clone(
                "COURSE_GRADING_SANDBOX": "on"}
         for week, full in ((2, None), (5, 57)):
             for submission in (f"solutions/week{week}", f"week{week}"):
-                done = run_bare(account, [python, "-m", "course.grading", "--week", str(week),
+                done = run_bare(account, [python, "-m", "course.grader", "--week", str(week),
                                           "--submission", submission],
                                 cwd=clone, home=home, env=env, reach=[sys.prefix],
                                 timeout=900)

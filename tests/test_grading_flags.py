@@ -1,10 +1,10 @@
-"""The static flagger (course/grading/flags.py): it fires on no solution, no release cell
+"""The static flagger (course/grader/flags.py): it fires on no solution, no release cell
 and no known answer of any week, right or wrong, and on each way of reaching into the
 grading machinery that issue 43 found (and their obvious variants).
 
 No known answer is flagged: the two that hand an exercise to the course's own reference
 (week 5's ``ex5_calls_the_courses_guarded``, ``ex3_imports_the_courses_email``...) are
-caught by the reference watch (course/grading/references.py), not by this flagger, since
+caught by the reference watch (course/sandbox/references.py), not by this flagger, since
 importing the course is what every exercise does.
 """
 
@@ -15,8 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.grading.declaration import answers, load
-from course.grading.flags import flags, notebook_flags
+from course.grader.declaration import load
+from course.grader.flags import flags, notebook_flags
+from course.grader.known_answers import answers
 
 REPO = Path(__file__).resolve().parent.parent
 WEEKS = sorted(int(p.name[4:]) for p in (REPO / "solutions").glob("week*")
@@ -86,9 +87,12 @@ ATTACKS = {
     "sys.meta_path": ("import sys\nsys.meta_path.insert(0, Finder())", "sys.meta_path"),
     "sys.modules assignment": ("import sys\nsys.modules['course.billing'] = fake",
                                "sys.modules"),
-    "the grader's modules": ("from course.grading.intact import proof", "course.grading"),
-    "the grader through the package": ("import course\ncourse.grading.sandbox.note = print",
-                                       "course.grading"),
+    "the grader's modules": ("from course.sandbox.intact import proof", "course.sandbox"),
+    "the grader through the package": ("import course\ncourse.sandbox.sandbox.note = print",
+                                       "course.sandbox"),
+    "the grader's floor as a name": ("from course import term", "course.term"),
+    "the helpers' insides": ("import course.grading.checks as c\nc.run_forked = None",
+                             "course.grading.checks"),
     "an IPython magic that sets the environment": ("%env PYTHONPATH=/tmp", "%env"),
 }
 

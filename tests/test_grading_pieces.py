@@ -14,17 +14,17 @@ import pytest
 from classroom_fixtures import NEUTER
 from nbclient import NotebookClient
 
-from course.grading import rubric
-from course.grading.autograde import weeks_with_notebooks
-from course.grading.classgrade import split
-from course.grading.feedback import BEGIN, HideHiddenTests
-from course.grading.instructor import HEADER, Row
-from course.grading.sandbox import (
+from course.grader.autograde import weeks_with_notebooks
+from course.sandbox.sandbox import (
     GradingExecute,
     SandboxedKernelManager,
     availability,
     student_of,
 )
+from course.term import rubric
+from course.term.classgrade import split
+from course.term.feedback import BEGIN, HideHiddenTests
+from course.term.grades import HEADER, Row
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -60,7 +60,7 @@ def test_the_autograde_step_puts_each_rubric_after_its_answer_once():
     """AddRubric, as nbgrader's autograde runs it (the course's configuration names it):
     each section of rubrics/week5.md right after its written answer, never twice, and
     nothing for an assignment that is not a week or a course without rubrics."""
-    from course.grading.instructor import course_config
+    from course.term.coursedir import course_config
 
     nb = nbformat.read(REPO / "solutions" / "week5" / "week5.ipynb", as_version=4)
     step = rubric.AddRubric(config=course_config(REPO))
@@ -198,7 +198,7 @@ def test_a_sandboxed_kernel_reaches_only_what_it_is_allowed(tmp_path, monkeypatc
 
 
 def test_without_bubblewrap_the_reason_is_one_sentence(monkeypatch):
-    from course.grading import jail
+    from course.sandbox import jail
 
     monkeypatch.setattr(jail, "bwrap", lambda: None)
     assert jail.works().startswith("bubblewrap is not installed (Debian: apt-get install")
@@ -208,7 +208,7 @@ def test_the_hub_environment_of_a_folder_that_is_no_checkout_says_so(tmp_path, m
     """A copy of the files, not a git clone: one clear reason, no build, no traceback."""
     import shutil
 
-    from course.grading.hub import DEPENDENCY_FILES, HubUnavailable, using
+    from course.term.hub import DEPENDENCY_FILES, HubUnavailable, using
 
     repo, copy = Path(__file__).resolve().parent.parent, tmp_path / "copy"
     for name in ("pyproject.toml", *DEPENDENCY_FILES):
@@ -222,7 +222,7 @@ def test_the_hub_environment_of_a_folder_that_is_no_checkout_says_so(tmp_path, m
 
 
 def test_the_late_rule_takes_a_share_per_started_day_and_never_more_than_the_score():
-    from course.grading.late import PercentPerDay
+    from course.term.late import PercentPerDay
 
     rule = PercentPerDay(percent_per_day=10)
     assert rule.late_submission_penalty("ada", 20, 1) == pytest.approx(2)  # a second late
@@ -235,8 +235,8 @@ def test_the_late_rule_takes_a_share_per_started_day_and_never_more_than_the_sco
 
 
 def test_bad_roster_and_due_date_are_one_line_errors_that_write_nothing(tmp_path):
-    from course.grading.autograde import GradingError
-    from course.grading.instructor import import_roster, set_due_date
+    from course.grader.autograde import GradingError
+    from course.term.instructor import import_roster, set_due_date
 
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     wrong = tmp_path / "class.csv"
@@ -340,7 +340,7 @@ def test_a_reference_called_under_another_name_is_seen_from_answers_only(tmp_pat
     import linecache
 
     from course.grading.checks import run_forked
-    from course.grading.references import watching
+    from course.sandbox.references import watching
 
     answer = "from course.durable import actions as a\nalias = a.checkpoint_before\n" \
              "def mine(g, c, n):\n    return alias(g, c, n)\n"
@@ -374,7 +374,7 @@ def test_a_reference_the_exercises_own_answer_binds_is_seen_before_any_call():
     import functools
 
     from course.durable import actions
-    from course.grading.references import watching
+    from course.sandbox.references import watching
 
     ref = "course.durable.actions.checkpoint_before"
     for own in ("from course.durable.actions import checkpoint_before as mine\n",
@@ -407,8 +407,8 @@ def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indenta
     """What `make check` prints when a test cell's NameError comes from its answer cell: a
     blank answer is "not done yet", a broken one names its own error first; a message of
     two lines keeps the second line under the first."""
-    from course.grading.autograde import _report
-    from course.grading.declaration import load
+    from course.grader.declaration import load
+    from course.grader.scoring import read_report
 
     week = load(1)
     first, fourth = week.exercise(1), week.exercise(4)
@@ -428,7 +428,7 @@ def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indenta
     folder = tmp_path / "autograded" / "student" / "week1"
     folder.mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "week1.ipynb")
-    report = _report(tmp_path, week, "student", tmp_path, ["week1.ipynb"], 60, {})
+    report = read_report(tmp_path, week, "student", tmp_path, ["week1.ipynb"], 60, {})
     said = {t.grade_id: t.message for t in report.tests}
     assert {said[g] for g in fourth.tests} == {
         "NotImplementedError: the exercise is not done yet (YOUR CODE HERE)"}
@@ -441,7 +441,7 @@ def test_a_test_failing_because_its_answer_cell_raised_says_so_and_keeps_indenta
 
 
 def test_make_check_says_when_it_grades_another_clones_notebooks(tmp_path):
-    from course.grading.autograde import other_clone_note
+    from course.grader.cli import other_clone_note
 
     clone = tmp_path / "clone"
     (clone / "course").mkdir(parents=True)
@@ -465,7 +465,7 @@ def test_make_check_says_when_it_grades_another_clones_notebooks(tmp_path):
 def test_the_lms_collector_reads_ids_and_times_from_file_names(path, student, when):
     from nbgrader.utils import parse_utc
 
-    from course.grading.lms import LmsCollector
+    from course.term.lms import LmsCollector
 
     info = LmsCollector().collect(path)
     assert (info["student_id"], info["file_id"], info.get("timestamp")) == (
@@ -475,7 +475,7 @@ def test_the_lms_collector_reads_ids_and_times_from_file_names(path, student, wh
 
 
 def test_the_lms_collector_skips_what_it_cannot_place_and_takes_a_pattern():
-    from course.grading.lms import LmsCollector
+    from course.term.lms import LmsCollector
 
     assert LmsCollector().collect("/d/index.html") is None  # not a notebook
     assert LmsCollector().collect("/d/a_b_week5.ipynb") is None  # whose is it?

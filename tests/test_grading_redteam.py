@@ -168,7 +168,7 @@ def test_each_accident_ends_on_its_own_row(graded):
 
 def test_a_notebook_that_still_stops_nbgrader_fails_its_own_row_only(tmp_path):
     """Whatever else stops nbgrader (here: the accident of a test cell marked as an answer,
-    with :mod:`course.grading.conform` switched off in the workers, as before issue 43):
+    with :mod:`course.grader.conform` switched off in the workers, as before issue 43):
     the group is graded again one student at a time; the honest classmate keeps the full
     score, and ``make grade`` exits 2 naming the failed row."""
     course = build_course(tmp_path / "course")
@@ -179,10 +179,10 @@ def test_a_notebook_that_still_stops_nbgrader_fails_its_own_row_only(tmp_path):
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import course.grading.conform as _c\n_c.conform = lambda nb, source: []\n")
+        "import course.grader.conform as _c\n_c.conform = lambda nb, source: []\n")
     env = {**os.environ, "PYTHONPATH": str(hook)}
     done = subprocess.run(
-        [sys.executable, "-m", "course.grading.instructor", "grade", "--week", "5",
+        [sys.executable, "-m", "course.term.instructor", "grade", "--week", "5",
          "--workers", "1", "--timeout", "20", "--repo", str(course), "--sandbox", "off"],
         capture_output=True, text=True, env=env, timeout=900)
     with open(course / "grades" / "week5.csv") as f:

@@ -1,10 +1,11 @@
 """What the grading shortcuts promise: the same result, less waiting.
 
-- :class:`course.grading.feedback.FeedbackExporter` renders the same document as
+- :class:`course.term.nbconvert_soup_pass.FeedbackExporter` renders the same document as
   nbconvert's HTMLExporter (compared after both go through BeautifulSoup, which is what
   HTMLExporter itself ends with), and adds the same alt text to the same images;
-- :func:`course.grading.speedups.alembic_head` is what the ``alembic heads`` program says;
-- :func:`course.grading.speedups.throwaway_gradebook` changes SQLite's journal only for
+- :func:`course.grader.nbgrader_alembic_heads.alembic_head` is what the ``alembic heads``
+  program says;
+- :func:`course.grader.speedups.throwaway_gradebook` changes SQLite's journal only for
   databases inside its folder.
 """
 
@@ -25,8 +26,8 @@ from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from traitlets.config.loader import PyFileConfigLoader
 
-from course.grading import speedups
-from course.grading.feedback import NO_ALT, FeedbackExporter, with_alt_text
+from course.grader import nbgrader_alembic_heads, speedups
+from course.term.nbconvert_soup_pass import NO_ALT, FeedbackExporter, with_alt_text
 
 REPO = Path(__file__).resolve().parent.parent
 PNG = base64.b64encode(bytes.fromhex(
@@ -96,11 +97,11 @@ def test_the_alembic_revision_is_what_the_alembic_program_says():
     with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:
         said = subprocess.run([str(alembic), "-c", ini, "heads"], capture_output=True,
                               text=True, check=True).stdout
-    assert speedups.alembic_head() == said.split("\n")[0].split(" ")[0]
+    assert nbgrader_alembic_heads.alembic_head() == said.split("\n")[0].split(" ")[0]
     speedups.install()
     import nbgrader.api
 
-    assert nbgrader.api.get_alembic_version() == speedups.alembic_head()
+    assert nbgrader.api.get_alembic_version() == nbgrader_alembic_heads.alembic_head()
 
 
 ADD_A_STUDENT = """
@@ -137,7 +138,7 @@ def test_nbgrader_apps_in_the_course_create_a_gradebook_without_the_alembic_prog
     assert said[1] == "added", said
     with sqlite3.connect(course / "gradebook.db") as db:
         assert db.execute("select version_num from alembic_version").fetchone() == (
-            speedups.alembic_head(),)
+            nbgrader_alembic_heads.alembic_head(),)
 
 
 def test_only_a_throwaway_gradebook_skips_the_disk(tmp_path):
@@ -178,7 +179,7 @@ def test_cell_metadata_checks_as_nbgrader_does(meta):
     """The course's CheckCellMetadata fails (and passes) exactly where nbgrader's does."""
     from nbgrader.preprocessors import CheckCellMetadata as Theirs
 
-    from course.grading.metadata import CheckCellMetadata as Ours
+    from course.grader.nbgrader_schema_once import CheckCellMetadata as Ours
 
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hi"),
                                                _nbgrader_cell(**meta)])
@@ -194,7 +195,7 @@ def test_cell_metadata_checks_as_nbgrader_does(meta):
 
     from nbgrader.nbgraderformat import MetadataValidator as TheirValidator
 
-    from course.grading.metadata import MetadataValidator as OurValidator
+    from course.grader.nbgrader_schema_once import MetadataValidator as OurValidator
 
     def detail(validator):  # what the check logs: the validator's own error
         try:
@@ -215,7 +216,7 @@ def test_generate_assignment_gets_the_course_check():
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import CheckCellMetadata as Theirs
 
-    from course.grading.metadata import CheckCellMetadata as Ours
+    from course.grader.nbgrader_schema_once import CheckCellMetadata as Ours
 
     app = GenerateAssignment(coursedir=CourseDirectory())
     before = list(app.preprocessors)
@@ -227,7 +228,7 @@ def test_generate_assignment_gets_the_course_check():
 def test_remembered_highlight_is_the_highlighter():
     from nbconvert.filters.highlight import Highlight2HTML
 
-    from course.grading.feedback import RememberedHighlight
+    from course.term.nbconvert_soup_pass import RememberedHighlight
 
     sources = ["x = 1  # <b>", "%%bash\necho hi", "", "def f():\n    return 'a'"]
     for lexer in ("ipython3", "python"):
@@ -244,7 +245,7 @@ def _sleeper(seconds: float) -> subprocess.Popen:
 
 
 def test_each_group_is_merged_once_as_soon_as_it_is_done(tmp_path):
-    from course.grading.classgrade import _wait
+    from course.term.classgrade import _wait
 
     jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 2.0)]
     merged = []
@@ -258,7 +259,7 @@ def test_each_group_is_merged_once_as_soon_as_it_is_done(tmp_path):
 
 
 def test_a_failed_merge_stops_the_other_workers(tmp_path):
-    from course.grading.classgrade import _wait
+    from course.term.classgrade import _wait
 
     jobs = [(tmp_path, [], None, _sleeper(s)) for s in (0.1, 60)]
 
@@ -280,4 +281,4 @@ def test_a_failed_merge_stops_the_other_workers(tmp_path):
 def test_only_plain_migration_scripts_are_read_as_text(tmp_path, text, expected):
     script = tmp_path / "script.py"
     script.write_text('"""a migration"""\nfrom alembic import op\n' + text)
-    assert speedups._revision_of(script) == expected
+    assert nbgrader_alembic_heads._revision_of(script) == expected

@@ -4,10 +4,10 @@ and the check's answer is refused when it says a word the check cannot say."""
 
 from __future__ import annotations
 
-from course.grading.classgrade import _describe
-from course.grading.intact import is_finding
-from course.grading.sandbox import note, trusted
-from course.grading.verdict import one_line
+from course.grader.verdict import one_line
+from course.sandbox.intact import is_finding
+from course.sandbox.sandbox import note, trusted
+from course.term.report import describe as _describe
 
 FORGED = "sys.stderr\nc_zoe: sandbox blocked: tried to read /etc/shadow"
 REPORT = {"summary": "week5: 57/57", "kernel_died": False, "stopped": [], "failed": []}

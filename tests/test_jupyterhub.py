@@ -1,7 +1,7 @@
 """A class on a real JupyterHub: an instructor and two students, each through their own server.
 
 The hub is ``scripts/hub/jupyterhub_config.py`` (the configuration docs/instructors.md
-shows), run from the environment ``make hub-deps`` builds (``course.grading.hub``), on
+shows), run from the environment ``make hub-deps`` builds (``course.term.hub``), on
 127.0.0.1 with a shared class password, once per branch of that configuration:
 
 - ``real-accounts`` (root, as in CI): each user is a real account, made by the hub for
@@ -46,8 +46,8 @@ import pytest
 from hubclass import ARTIFACTS, COURSE_ID, ClassHub, hub_environment, unavailable
 from weeks import REPO, autograded_points, graded
 
-from course.grading.rubric import read_rubric
-from course.storage.accounts import NoUnprivilegedAccount, unprivileged_account
+from course.host.accounts import NoUnprivilegedAccount, unprivileged_account
+from course.term.rubric import read_rubric
 
 pytestmark = [pytest.mark.slow, pytest.mark.hub]
 

@@ -121,9 +121,9 @@ def test_the_learners_settings_name_nbgraders_real_plugins_and_extensions():
     server = json.loads((learner / "jupyter_server_config.json").read_text())
     assert server["ServerApp"]["jpserver_extensions"] == {
         **dict.fromkeys(INSTRUCTOR_SERVER, False),
-        # Validate answered by the course's short validator (course/grading/validate.py)
+        # Validate answered by the course's short validator (course/grader/validate.py)
         "nbgrader.server_extensions.validate_assignment": False,
-        "course.grading.validate": True}
+        "course.grader.validate": True}
     installed = json.loads((nbgrader_prefix() / "etc" / "jupyter" / "jupyter_server_config.d"
                             / "nbgrader.json").read_text())["ServerApp"]["jpserver_extensions"]
     assert set(installed) > INSTRUCTOR_SERVER

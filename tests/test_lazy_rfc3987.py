@@ -79,8 +79,8 @@ def test_this_virtualenv_imports_nbformat_without_the_iri_parser():
 
 
 def test_the_grading_entry_points_install_it_themselves():
-    code = ("import course.grading.autograde, course.grading.instructor, "
-            "course.grading.classgrade\n" + LOADED.format(heavy=HEAVY))
+    code = ("import course.grader.autograde, course.term.instructor, "
+            "course.term.classgrade\n" + LOADED.format(heavy=HEAVY))
     assert fresh(code) == []
 
 

@@ -1,5 +1,5 @@
 """``make test``, the learner's: pytest grades the learner's own notebooks, test by test
-(course/grading/learner.py), in a throwaway copy of the course whose ``weekN/`` folders are
+(course/grader/learner.py), in a throwaway copy of the course whose ``weekN/`` folders are
 the learner's.
 
 Untouched, every week is "not started" and the run passes; a solved week passes with
@@ -19,8 +19,9 @@ import nbformat
 import pytest
 from weeks import REPO, release_of, source_of
 
-from course.grading.declaration import answers, declared_weeks, load
-from course.grading.learner import attempted_exercises, item_names, learner_copy
+from course.grader.declaration import declared_weeks, load
+from course.grader.known_answers import answers
+from course.grader.learner import attempted_exercises, item_names, learner_copy
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def learner(tmp_path) -> Path:
 def run_tests(course: Path, *args: str) -> subprocess.CompletedProcess:
     """What ``make test`` runs there (``args``: the week folders and pytest's options)."""
     path = [str(course), *filter(None, [os.environ.get("PYTHONPATH")])]  # the copy's package
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "course.grading.learner",
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "course.grader.learner",
                            "-p", "no:cacheprovider", "-rfE", *args], cwd=course,
                           capture_output=True, text=True, timeout=900,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(path),
@@ -95,7 +96,7 @@ def test_every_week_solved_and_one_wrong_answer_fails_exactly_its_tests(learner)
     for week, (_, points) in expected.items():
         assert re.search(rf"^week{week}  {points:g}/{load(week).total:g}  ", done.stdout, re.M), (
             week, done.stdout[-2000:])
-    check = subprocess.run([sys.executable, "-m", "course.grading", "--week", "1",
+    check = subprocess.run([sys.executable, "-m", "course.grader", "--week", "1",
                             "--submission", str(learner / "week1")], cwd=learner,
                            capture_output=True, text=True, timeout=600,
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -146,7 +147,7 @@ def test_make_test_names_each_test_with_args_v():
                               cwd=REPO, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         lines = done.stdout.replace("\\\n", " ").splitlines()  # a recipe's continued lines
-        [line] = [ln for ln in lines if "course.grading.learner" in ln]
+        [line] = [ln for ln in lines if "course.grader.learner" in ln]
         return " ".join(line.split())
 
     assert " -q " in command()

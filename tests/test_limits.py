@@ -1,4 +1,4 @@
-"""What one graded notebook may take from the grading machine (course/grading/limits.py),
+"""What one graded notebook may take from the grading machine (course/sandbox/limits.py),
 piece by piece, in real processes: the resource limits a kernel sets on itself, the
 output cap of its print, the watch on its folders and process group, the words a
 student's row gets. The class test (tests/test_class_grading.py) grades a memory bomb,
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from weeks import REPO
 
-from course.grading.limits import (
+from course.sandbox.limits import (
     GIB,
     MIB,
     KernelWatch,
@@ -44,7 +44,7 @@ def test_sizes_read_as_people_write_them_and_a_bad_one_is_named(monkeypatch):
 
 def _in_a_kernel_like_process(code: str, limits: Limits) -> subprocess.CompletedProcess:
     """``code`` in a fresh interpreter that first applies ``limits`` as a kernel does."""
-    prelude = ("import json, sys\nfrom course.grading.limits import apply\n"
+    prelude = ("import json, sys\nfrom course.sandbox.limits import apply\n"
                f"apply(json.loads({json.dumps(json.dumps(limits.plan()))}))\n")
     return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
                           text=True, timeout=60, cwd=REPO)
@@ -121,7 +121,7 @@ def week1_solved(tmp_path_factory) -> Path:
     """Week 1's release with every answer cell taken from the solution."""
     import nbformat
 
-    from course.grading.declaration import load
+    from course.grader.declaration import load
 
     week = load(1)
     solution = nbformat.read(week.notebook, as_version=4)
@@ -157,7 +157,7 @@ def test_make_check_holds_a_learners_runaway_cell_to_the_same_limits(week1_solve
     ``make test-all``, as a normal account too (tests/test_as_a_student.py)."""
     import nbformat
 
-    from course.grading.sandbox import availability
+    from course.sandbox.sandbox import availability
 
     if sandbox == "on" and availability():
         pytest.skip(f"no sandbox here: {availability()}")
@@ -166,7 +166,7 @@ def test_make_check_holds_a_learners_runaway_cell_to_the_same_limits(week1_solve
     nbformat.write(nb, tmp_path / "week1.ipynb")
     env = {**os.environ, "PYTHONPATH": f"{REPO}:{os.environ.get('PYTHONPATH', '')}",
            "COURSE_GRADING_SANDBOX": sandbox}
-    done = subprocess.run([sys.executable, "-m", "course.grading", "--week", "1",
+    done = subprocess.run([sys.executable, "-m", "course.grader", "--week", "1",
                            "--submission", str(tmp_path)], capture_output=True, text=True,
                           timeout=300, env=env, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]

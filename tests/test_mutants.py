@@ -28,7 +28,7 @@ def test_the_audit_and_every_core_module_have_a_mutant():
     for path in ("course/world/world.py", "course/world/billing.py", "course/durable/guard.py",
                  "course/durable/lease.py", "course/durable/idempotency.py",
                  "course/crash/harness.py", "course/base/crashpoints.py",
-                 "course/grading/autograde.py", "tests/ci.py", "bench/fork_vs_fresh.py"):
+                 "course/grader/scoring.py", "tests/ci.py", "bench/fork_vs_fresh.py"):
         assert path in touched, path
 
 

@@ -127,7 +127,7 @@ def bare_env(**more: str) -> dict[str, str]:
 
 
 def fresh_copy(tmp_path: Path) -> Path:
-    from course.storage.checkout import copy_tracked
+    from course.host.checkout import copy_tracked
 
     clone = tmp_path / "course"
     copy_tracked(REPO, clone)
@@ -325,7 +325,7 @@ HIDE_PROC = '''
 emptied (macOS has none), then the command run as uid/gid."""
 import json, os, subprocess, sys, tempfile
 from pathlib import Path
-from course.storage.reach import expose
+from course.host.reach import expose
 plan = json.loads(sys.argv[1])
 holder = Path(tempfile.mkdtemp(prefix="reach-"))
 expose(plan["reach"], holder)
@@ -365,7 +365,7 @@ def test_make_check_with_no_proc_and_300_processes_gives_full_marks():
         pytest.skip("needs unshare and mount (util-linux)")
     from test_as_a_student import _console_scripts
 
-    from course.storage.accounts import (
+    from course.host.accounts import (
         NoUnprivilegedAccount,
         fresh_copy_for,
         python_for,
@@ -391,7 +391,7 @@ def test_make_check_with_no_proc_and_300_processes_gives_full_marks():
                "PYTHONNOUSERSITE": "1", "JUPYTER_PATH": f"{sys.prefix}/share/jupyter",
                "JUPYTER_CONFIG_PATH": f"{sys.prefix}/etc/jupyter"}
         for week, full in ((3, 21), (5, 57)):
-            command = [python, str(home / "busy.py"), "300", python, "-m", "course.grading",
+            command = [python, str(home / "busy.py"), "300", python, "-m", "course.grader",
                        "--week", str(week), "--submission", f"solutions/week{week}"]
             plan = {"uid": account.pw_uid, "gid": account.pw_gid, "command": command,
                     "env": env, "reach": [sys.prefix, str(clone)]}

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from course.grading.autograde import GradingError
-from course.grading.edition import leaks, solution_blocks, write_edition
+from course.grader.autograde import GradingError
+from course.term.edition import leaks, solution_blocks, write_edition
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,7 +65,7 @@ def test_it_refuses_a_folder_that_is_not_empty_and_writes_nothing(tmp_path):
 @pytest.mark.slow
 def test_its_self_check_runs_there_on_visible_tests_only(edition):
     env = {**os.environ, "PYTHONPATH": str(edition)}
-    command = [sys.executable, "-m", "course.grading.selfcheck", "--week", "5"]
+    command = [sys.executable, "-m", "course.grader.selfcheck", "--week", "5"]
     blank = subprocess.run(command, cwd=edition, env=env, capture_output=True, text=True,
                            timeout=600)
     assert blank.returncode == 0, blank.stderr[-2000:]
@@ -86,7 +86,7 @@ def test_its_make_test_checks_started_weeks_visible_tests_only(edition):
     visible tests run; the hidden ones are said to be the instructor's."""
     path = [str(edition), *filter(None, [os.environ.get("PYTHONPATH")])]  # the edition's first
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    command = [sys.executable, "-m", "course.grading.selfcheck", "--started"]
+    command = [sys.executable, "-m", "course.grader.selfcheck", "--started"]
     fresh = subprocess.run(command, cwd=edition, env=env, capture_output=True, text=True,
                            timeout=600)
     assert fresh.returncode == 0, fresh.stderr[-2000:]

@@ -50,7 +50,7 @@ ON_TIME, DUE = "2026-12-01 09:00:00.000000 UTC", "2026-12-02 09:00 UTC"
 def instructor(course: Path, *args: str, env: dict | None = None,
                check: bool = True) -> subprocess.CompletedProcess:
     """One instructor step, as its make target runs it (``make grade WEEK=1`` ...)."""
-    done = subprocess.run([sys.executable, "-m", "course.grading.instructor", *args,
+    done = subprocess.run([sys.executable, "-m", "course.term.instructor", *args,
                            "--repo", str(course)], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=600)
     if check:

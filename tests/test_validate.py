@@ -1,4 +1,4 @@
-"""The lab's Validate answer (course.grading.validate): short, what to do next first.
+"""The lab's Validate answer (course.grader.validate): short, what to do next first.
 
 An unfinished week used to answer with every failing test's source and traceback (36,541
 characters on week 5); a syntax error named the kernel's temporary file. These run the
@@ -15,9 +15,9 @@ import pytest
 from nbgrader.validator import Validator
 from traitlets.config import PyFileConfigLoader
 
-from course.grading.autograde import CellResult, Report
-from course.grading.validate import CourseValidator
-from course.grading.verdict import NOT_DONE, failure, in_cell
+from course.grader.report import CellResult, Report
+from course.grader.validate import CourseValidator
+from course.grader.verdict import NOT_DONE, failure, in_cell
 
 REPO = Path(__file__).resolve().parent.parent
 BLANK = "# YOUR CODE HERE\nraise NotImplementedError()"
@@ -122,8 +122,8 @@ def test_make_check_says_what_to_do_next_in_the_same_words():
 
 
 def test_the_student_editions_check_says_what_to_do_next_in_the_same_words(tmp_path):
-    """``course.grading.selfcheck`` (the student edition's make check / make test)."""
-    from course.grading.selfcheck import check
+    """``course.grader.selfcheck`` (the student edition's make check / make test)."""
+    from course.grader.selfcheck import check
 
     nb = notebook("def double(n):\n    return 2 * n", "def hello(:\n    return 'hello'",
                   "THREE = 3")

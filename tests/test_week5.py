@@ -29,7 +29,8 @@ from weeks import (
 )
 
 from course.classroom.lab import first_notebook
-from course.grading import autograde as grading
+from course.grader import cli as grading
+from course.grader.report import CellResult, Report
 from course.grading.checks import (
     DiesAfter,
     NotPortable,
@@ -335,11 +336,11 @@ def test_make_check_without_a_week_grades_every_week_and_ends_with_a_total(monke
     """The summary arithmetic of ``make check`` with no WEEK (nbgrader itself is stubbed here:
     the pipeline tests above grade for real)."""
     def fake_grading(week, folder, args):
-        tests = [grading.CellResult(f"t{week}", "ex", 4, 4 if week == 5 else 1, "")]
-        return {"student": grading.Report(week=week, student="student", submission=folder,
+        tests = [CellResult(f"t{week}", "ex", 4, 4 if week == 5 else 1, "")]
+        return {"student": Report(week=week, student="student", submission=folder,
                                           tests=tests)}
 
-    import course.grading.selfcheck as selfcheck
+    import course.grader.selfcheck as selfcheck
 
     monkeypatch.setattr(grading, "weeks_with_notebooks", lambda repo=REPO: [1, 2, 5])
     monkeypatch.setattr(grading, "_graded", fake_grading)

@@ -14,7 +14,7 @@ import pytest
 from fixtures_pg import in_ci
 from weeks import NBGRADER_WARNINGS, output_text
 
-from course.grading.declaration import answers
+from course.grader.known_answers import answers
 
 pytestmark = NBGRADER_WARNINGS
 

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 
 from weeks import cells
 
-from course.grading.declaration import Answer, Week, answers
+from course.grader.known_answers import answers
+from course.grader.week import Answer, Week
 
 
 def delegations(week: Week) -> dict[str, Answer]:

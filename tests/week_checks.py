@@ -27,7 +27,9 @@ from week_pipeline import (
 )
 from weeks import code_cells_with_outputs, errors_in, output_text, release_of, submission
 
-from course.grading.declaration import Answer, DeclarationError, Week, answers, load
+from course.grader.declaration import load
+from course.grader.known_answers import answers
+from course.grader.week import Answer, DeclarationError, Week
 
 WEEK_MODULE = re.compile(r"test_week(\d+)\.py")
 
@@ -94,7 +96,7 @@ class EveryWeek:
         assert code_cells_with_outputs(path) == [], "clear the outputs before committing"
 
     def test_the_notebooks_nbgrader_metadata_is_sound_and_references_exist(self, declared):
-        from course.grading.declaration import reference_problems
+        from course.grader.consistency import reference_problems
 
         problems = nbgrader_metadata_problems(declared) + reference_problems(declared)
         assert problems == [], problems
@@ -120,7 +122,7 @@ class EveryWeek:
         grading pipeline checks each answer fails exactly its declared tests, so the
         declaration read here is the graded truth; the message lists every exercise's
         wrong answers and which of them fail visibly."""
-        from course.grading.declaration import answers_table, visibility_problems
+        from course.grader.known_answers import answers_table, visibility_problems
 
         known = answers(declared)
         problems = visibility_problems(declared, known)

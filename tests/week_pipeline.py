@@ -3,7 +3,7 @@
 :func:`grade_week` runs ``make check WEEK=N`` on the untouched release in a background
 process, and the forked checks (:mod:`forked_answers`: one run of the solution forks its
 kernel before each exercise, each child runs one answer and that exercise's tests), while
-ONE nbgrader run (:func:`course.grading.autograde.grade`) grades the solution and the
+ONE nbgrader run (:func:`course.grader.autograde.grade`) grades the solution and the
 wrong answers nbgrader grades (:func:`week_answers.bundles` or :func:`week_answers.apart`),
 keeping its course folder. What it leaves is a :class:`Pipeline`.
 """
@@ -32,7 +32,8 @@ from weeks import (
     submission,
 )
 
-from course.grading.declaration import Answer, Week, answers
+from course.grader.known_answers import answers
+from course.grader.week import Answer, Week
 
 
 def start_probe(week: Week, forked: Mapping[str, Answer], root: Path) -> subprocess.Popen:
@@ -66,7 +67,7 @@ class Pipeline:
 
     week: Week
     course: Path  # the kept nbgrader course folder
-    reports: dict  # {submission: course.grading.autograde.Report}
+    reports: dict  # {submission: course.grader.report.Report}
     bundle_of: dict[str, str]  # {wrong-answer name: the submission that held it}
     jobs: dict[str, subprocess.CompletedProcess]  # "blank" (make check), "probe", more
     probed: Path  # the executed probe notebook
@@ -129,7 +130,7 @@ def grade_week(week: Week, root: Path, grading: Grading | None = None) -> Pipeli
     background, with the forked checks; meanwhile ONE nbgrader run here grades the solution,
     the wrong answers nbgrader grades (in :func:`bundles`, or :func:`apart`) and
     ``grading.more_submissions``, keeping its course folder under ``root/course``."""
-    from course.grading import autograde as grading_run
+    from course.grader import autograde as grading_run
 
     grading = grading or Grading()
     known = answers(week)

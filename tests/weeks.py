@@ -1,7 +1,7 @@
 """Helpers the course's tests share: notebooks, throwaway courses, background processes.
 
 What a week is lives in its declaration (``solutions/weekN/week.toml``,
-:mod:`course.grading.declaration`); the checks every week gets are :mod:`week_checks`,
+:mod:`course.grader.declaration`); the checks every week gets are :mod:`week_checks`,
 collected by ``tests/conftest.py`` into every ``tests/test_weekN.py``; their one grading
 run is :mod:`week_pipeline`; which answers it grades how, :mod:`week_answers`.
 """
@@ -22,14 +22,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.storage.checkout import committed_bytes
+from course.host.checkout import committed_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 
 GRADE_IN_A_PROCESS = """
 import json, sys
 from pathlib import Path
-from course.grading import autograde as grading
+from course.grader import autograde as grading
 week, repo, timeout_s, folders = json.loads(sys.argv[1])
 reports = grading.grade(week, {k: Path(v) for k, v in folders.items()}, repo=Path(repo),
                         timeout_s=timeout_s)
@@ -184,7 +184,7 @@ def start(*args: str) -> subprocess.Popen:
 def start_make_check(week: int) -> subprocess.Popen:
     """What ``make check WEEK=<week>`` runs, on the committed release, in the background."""
     folder = release_of(week).parent
-    return start("-m", "course.grading", "--week", str(week),
+    return start("-m", "course.grader", "--week", str(week),
                  *(["--submission", str(folder)] if folder != REPO / f"week{week}" else []))
 
 

@@ -10,7 +10,7 @@ Steps, each skipped when its inputs did not change:
    and the runner's own two files: a week whose key did not change is not run again.
 2. **Write the pages** Sphinx reads into ``website/_build/src/`` (:mod:`website.pages`): each
    week's RELEASE with the run's outputs on its lesson cells, the home page (the README's
-   "who it is for", the weeks table from ``course.grading.declaration``, how to start) and
+   "who it is for", the weeks table from ``course.grader.declaration``, how to start) and
    ``docs/instructors.md``. A file is rewritten only when its text changed, so Sphinx
    (which compares modification times) reads only what changed.
 3. **Build** with Sphinx and MyST-NB (``website/conf.py`` says why this tool) into
@@ -222,7 +222,7 @@ def _week_page_text(number: int, sources: Sources, executed_path: Path, secrets)
         str, list[str]]:
     import nbformat
 
-    from course.grading.declaration import load
+    from course.grader.declaration import load
     from website.pages import week_page
 
     release = nbformat.read(sources.path(f"week{number}/week{number}.ipynb"), as_version=4)
@@ -236,7 +236,7 @@ def _week_page_text(number: int, sources: Sources, executed_path: Path, secrets)
 
 
 def _write_fixed_pages(src: Path, repo: Path, numbers: list[int]) -> bool:
-    from course.grading.declaration import weeks_table
+    from course.grader.declaration import weeks_table
     from website.pages import home_page, instructors_page
 
     readme = (repo / "README.md").read_text()

@@ -1,6 +1,6 @@
 """The leak search over the built site: no solution, no hidden test, no rubric, no secret.
 
-It is the student edition's search (:func:`course.grading.edition.leaks`: nbgrader's
+It is the student edition's search (:func:`course.term.edition.leaks`: nbgrader's
 solution and hidden-test markers, every whole solution block, each week's declared
 secrets) run over the site's text, plus what a web page could leak that a released
 notebook cannot:
@@ -66,7 +66,7 @@ class Secrets:
 
 def secrets(repo: Path) -> Secrets:
     """Everything the site must not show, read from ``repo``'s solutions and rubrics."""
-    from course.grading.edition import MARKERS, solution_blocks, week_secrets
+    from course.term.edition import MARKERS, solution_blocks, week_secrets
 
     blocks = [b for b in solution_blocks(repo)]
     hidden = []

@@ -2,7 +2,7 @@
 
 One job for the course's two Node programs: week 7's Claude Code CLI
 (:mod:`course.travel.cli`, ``scripts/claude/``) and the hub's configurable-http-proxy
-(:mod:`course.grading.hub`, ``scripts/hub/``). Each is pinned by a ``package.json`` and
+(:mod:`course.term.hub`, ``scripts/hub/``). Each is pinned by a ``package.json`` and
 its ``package-lock.json``; :func:`npm_ci` installs exactly the locked tree, and
 :func:`world_readable` opens it to every account (graded kernels and the hub's users run
 as other accounts than the one that installed it).

@@ -1,6 +1,8 @@
-"""Grading: ``make check`` / ``make release`` and the helpers graded tests share.
+"""What graded tests and the lessons import: the helpers a notebook may call.
 
-May import: every layer below (the graded tests build worlds, graphs and crashes).
+May import: every floor below the top (the graded tests build worlds, graphs and crashes).
+The grader itself lives in :mod:`course.grader`, :mod:`course.sandbox` and
+:mod:`course.term`; a notebook that imports those is held for a person.
 
 - :mod:`course.grading.checks`: what visible and hidden tests use: run a
   function in a genuinely new interpreter, perturb clocks and randomness, fork
@@ -9,29 +11,6 @@ May import: every layer below (the graded tests build worlds, graphs and crashes
   :func:`perturbed`, :func:`run_forked`, :func:`kill_self`, :class:`Spy`,
   :class:`DiesAfter`, :func:`course_code_run`, :func:`course_policy_in`).
 - :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
-- :mod:`course.grading.declaration`: what a week is (``solutions/weekN/week.toml`` and its
-  known answers), read by one loader that checks it against the notebook;
-  :mod:`course.grading.verdict`: how a failed test is worded, everywhere.
-- :mod:`course.grading.autograde`: ``python -m course.grading``: nbgrader's own
-  generate_assignment + autograde in a throwaway course folder.
-- :mod:`course.grading.instructor`: the instructor's steps (release and register,
-  exchange, collect, feedback, return, export, roster, due dates);
-  :mod:`course.grading.classgrade`: ``make grade``, a class graded in parallel groups
-  merged into one gradebook by :mod:`course.grading.merge` (one transaction per student,
-  hand grades of unchanged answers kept); :mod:`course.grading.late`: due dates and the
-  late penalty in nbgrader's terms.
-- :mod:`course.grading.sandbox`: the notebook time budget, the test guard and the
-  sandboxed kernel; :mod:`course.grading.jail`: the sandbox's allow-list (bubblewrap);
-  :mod:`course.grading.kernel`: the graded kernel's entry point (attempts pipe);
-  :mod:`course.grading.intact`: the kernel's hooks put back before every test;
-  :mod:`course.grading.references`: the watch on each exercise's reference implementation;
-  :mod:`course.grading.restore`: quiet test-cell restore;
-  :mod:`course.grading.feedback`: feedback without hidden tests or grading paths;
-  :mod:`course.grading.rubric`: rubrics for graders.
-- :mod:`course.grading.edition` / :mod:`course.grading.selfcheck`: the student edition
-  and its visible-tests-only ``make check``.
-- :mod:`course.grading.hub`: the class JupyterHub's own environment (``make hub-deps``;
-  its configuration is ``scripts/hub/jupyterhub_config.py``).
 """
 
 # First, before anything imports nbformat (and so jsonschema): ~2 s saved per process.

@@ -17,7 +17,7 @@ folder and returns once the server accepts connections. What it promises:
   temporary folder so that user can reach them even when the virtual
   environment lives somewhere it may not read, such as ``/root``.
 - **initdb once.** The first start on a machine keeps a copy of the fresh data folder
-  ``initdb`` made (in :func:`course.storage.accounts.machine_cache`, one per set of
+  ``initdb`` made (in :func:`course.host.accounts.machine_cache`, one per set of
   binaries and account); later starts copy it (0.04 s of CPU against initdb's 0.6). A
   server that does not start from its copy throws the copy away and runs ``initdb``.
 - **Clear failures.** Anything that stops the server from starting raises
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
-from course.storage.accounts import (
+from course.host.accounts import (
     DEFAULT_ACCOUNT,
     NoUnprivilegedAccount,
     current_or_unprivileged,

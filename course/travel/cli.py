@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.base.npm import npm_ci, world_readable
-from course.storage.accounts import machine_cache
+from course.host.accounts import machine_cache
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "@anthropic-ai/claude-code"

@@ -1,7 +1,7 @@
 """JupyterHub for one class of the crash course on one machine (docs/instructors.md).
 
 Start it from the hub's own environment (``make hub-deps`` builds it; ``python -m
-course.grading.hub where`` prints its programs), as root for a real class:
+course.term.hub where`` prints its programs), as root for a real class:
 
     COURSE_HUB_PASSWORD=... jupyterhub -f scripts/hub/jupyterhub_config.py
 

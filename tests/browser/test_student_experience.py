@@ -284,7 +284,7 @@ def test_release_runs_to_the_first_exercise_and_its_widgets_work(lab: LabPage):
     classes, text = lab.validate()
     lab.shot("validate-release")
     assert "validation-failed" in classes, (classes, text[:2000])
-    # what to do next first, in a few lines (course/grading/validate.py), not every traceback
+    # what to do next first, in a few lines (course/grader/validate.py), not every traceback
     assert text.lstrip().startswith("What to do next: Exercise 1"), text[:2000]
     assert "NotImplementedError" in text and len(text) < 2500, text[:3000]
     assert "The following cell failed" not in text and "Traceback" not in text, text[:2000]
