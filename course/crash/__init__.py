@@ -17,7 +17,8 @@ May import: every floor below (it runs CloudWave graphs against a world).
 - :mod:`course.crash.incidents`: a thread killed with a charge in flight, damaged
   checkpoint files; :mod:`course.crash.restart`: the container-restart drill on
   PostgreSQL (week 6).
-- :mod:`course.crash.concurrent`: two resumers racing for one crashed thread (week 6).
+- :mod:`course.crash.concurrent`: two resumers racing for one crashed thread (week 6);
+  :mod:`~course.crash.backends`: what its workers (and the drill's) open, per store.
 - :mod:`course.crash.freeze`: freeze a worker (SIGSTOP) instead of killing it, and
   see what fencing tokens prevent.
 """

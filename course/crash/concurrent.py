@@ -41,7 +41,6 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,18 +48,17 @@ from typing import Any
 from course.base import crashpoints, fork
 from course.base.table import Table
 from course.cloudwave.nodes import DEFAULT_MESSAGE
+from course.crash.backends import PROVIDER, _Backend, _fork, _tail
 from course.crash.harness import Factory, resolve_factory
-from course.crash.resume import SETTLED_ELSEWHERE, become_worker, reconcile_pending, thread_finished
+from course.crash.resume import SETTLED_ELSEWHERE, reconcile_pending, thread_finished
 from course.durable.guard import NeedsReconcile
-from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
-from course.durable.savers import CrashAwareSaver, crash_aware_postgres
+from course.durable.lease import InProgressElsewhere, Lease
 from course.world import World
 from course.world.billing import KeyInUse
 
 STORES = ("sqlite", "postgres")
 OUTCOMES = ("resumed", "in_progress_elsewhere", "nothing_to_do", "error", "killed")
 BARRIER_TIMEOUT_S = 60.0
-PROVIDER = {"in_flight_lease_s": 0.2}  # billing options in the workers (short in-flight lease)
 
 
 @dataclass
@@ -187,48 +185,6 @@ def _note(resumer: Resumer) -> str:
         return f"lease held by {resumer.holder!r}" if resumer.holder else "lease was taken"
     lines = resumer.detail.strip().splitlines()
     return lines[-1][:80] if lines else ""
-
-
-# ------------------------------------------------------------------- backends
-class _Backend:
-    """Opens, in the calling process, what a run of the thread needs for one store."""
-
-    def __init__(self, store: str, run_dir: Path, conninfo: str | None) -> None:
-        self.store, self.run_dir, self.conninfo = store, run_dir, conninfo
-
-    def prepare(self) -> None:
-        """Create tables once, in the parent, so the racing children only read and write."""
-        if self.store == "postgres":
-            from course.durable.idempotency_pg import PostgresStore
-
-            with self._pg_saver() as saver:
-                saver.setup()
-            PostgresStore(self.conninfo).close()
-        self.leases().close()
-
-    def world(self) -> World:
-        world = World(self.run_dir, **PROVIDER)
-        if self.store == "postgres":
-            from course.durable.idempotency_pg import PostgresStore
-
-            world.records.close()
-            world.records = PostgresStore(self.conninfo)
-        return world
-
-    def saver(self) -> Any:
-        if self.store == "sqlite":
-            return CrashAwareSaver(self.run_dir / "checkpoints.db")
-        return self._pg_saver()
-
-    def _pg_saver(self) -> Any:
-        return crash_aware_postgres(self.conninfo)
-
-    def leases(self) -> LeaseStore:
-        if self.store == "sqlite":
-            return SQLiteLeases(self.run_dir / "leases.db")
-        from course.durable.lease import PostgresLeases
-
-        return PostgresLeases(self.conninfo)
 
 
 # --------------------------------------------------------------- first run
@@ -389,21 +345,3 @@ def _wait_closed(fd: int) -> None:
         readable, _, _ = select.select([fd], [], [], 0.1)
         if readable and not os.read(fd, 64):
             return
-
-
-# -------------------------------------------------------------------- fork
-def _fork(run_dir: Path, body: Callable[[], int]) -> fork.Child:
-    """``body`` in a forked worker whose output goes to ``run_dir``'s ``worker.log``."""
-    def worker() -> int:
-        become_worker(run_dir)
-        return body()
-
-    return fork.start(worker)
-
-
-def _tail(run_dir: Path) -> str:
-    try:
-        lines = (run_dir / "worker.log").read_text().strip().splitlines()
-    except FileNotFoundError:
-        return "no worker log"
-    return lines[-1] if lines else "worker log is empty"

@@ -29,7 +29,7 @@ from typing import Any
 from course.base import crashpoints
 from course.base.table import Table
 from course.cloudwave.nodes import DEFAULT_MESSAGE
-from course.crash.concurrent import _Backend, _fork
+from course.crash.backends import _Backend, _fork
 from course.crash.harness import Factory, resolve_factory
 from course.durable.actions import resume
 
