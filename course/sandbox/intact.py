@@ -5,7 +5,7 @@ code. Code there can rewire the kernel so that a failing test looks like a passi
 an IPython AST or input transformer that wraps every later cell in
 ``try/except BaseException``, ``sys.stderr`` swapped for a buffer, a custom exception
 handler, a trace function that skips lines, a replaced builtin. This module is the
-kernel's half of the guard (the grader's half is in :mod:`course.sandbox.sandbox`):
+kernel's half of the guard (the grader's half is in :mod:`course.sandbox.guard`):
 
 - :func:`install` (called by :mod:`course.sandbox.kernel` before any cell runs) takes a
   snapshot of every such hook as ipykernel set it up, and publishes :func:`check` under
@@ -48,7 +48,7 @@ _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,60}"
 
 def is_finding(name: str) -> bool:
     """Whether ``name`` is one of the names :meth:`_Snapshot.restore` can report: the
-    grader accepts no other word from the kernel's check (:func:`course.sandbox.sandbox.
+    grader accepts no other word from the kernel's check (:func:`course.sandbox.guard.
     trusted`)."""
     import re
 

@@ -1,7 +1,7 @@
 """The kernel a graded notebook runs in: ipykernel, with the grader's guards set first.
 
 ``python -m course.sandbox.kernel PLAN -f CONNECTION_FILE [ipykernel options]`` is what
-:class:`course.sandbox.sandbox.GradingKernelManager` runs in place of
+:class:`course.sandbox.managers.GradingKernelManager` runs in place of
 ``-m ipykernel_launcher``. ``PLAN`` is JSON:
 
 - ``limits``: :meth:`course.sandbox.limits.Limits.plan`, set on this process first
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     from ipykernel.kernelapp import IPKernelApp
 
     from course.sandbox.intact import install
-    from course.sandbox.limits import cap_output
+    from course.sandbox.ipykernel_stream_write import cap_output
 
     app = IPKernelApp.instance()
     app.initialize()
