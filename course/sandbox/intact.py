@@ -24,6 +24,17 @@ put back (the kernel's ``do_execute``, its session's ``send``). The grader refus
 answer that says a word :func:`is_finding` does not know, and the static flagger
 (:mod:`course.grader.flags`) holds every notebook that reaches for these things for a
 person; it does not make them impossible.
+
+Library attributes it assigns: the hooks it puts back are IPython's and ipykernel's own
+attributes of the kernel's shell (the lists :data:`SHELL_LISTS` and :data:`MANAGER_LISTS`
+name, the objects of :data:`SHELL_ATTRS`, the methods of :data:`METHODS`, private
+``_showtraceback`` included, on the shell and on every class of its MRO, and
+``shell.events.callbacks``). A name that upstream renames is skipped silently by the
+snapshot, so each must still exist: tests/test_upstream_sandbox.py checks them in a
+live kernel.
+
+Written against: ipykernel 7.4.0, IPython 9.18.1.
+Upstream: no upstream issue; the hooks are private.
 """
 
 from __future__ import annotations

@@ -165,6 +165,8 @@ def main(argv: list[str] | None = None) -> None:
         # In a PID namespace the parent is the sandbox's init (pid 1), which ipykernel's
         # parent poller takes for "the grader died"; bubblewrap's --die-with-parent does
         # that job instead (1, not unset: unset, ipykernel prints a note for a terminal).
+        # ipykernel 7.4.0 reads it into IPKernelApp.parent_handle when it is imported, and
+        # its init_poller skips 1: tests/test_upstream_sandbox.py checks both.
         os.environ["JPY_PARENT_PID"] = "1"
     sys.argv = [sys.argv[0], *args[1:]]
     from ipykernel.kernelapp import IPKernelApp
