@@ -106,8 +106,8 @@ c.GenerateFeedback.preprocessors = [
     "course.term.feedback.HideHiddenTests",
 ]
 # nbconvert's HTML exporter, minus a whole-page BeautifulSoup re-parse that only adds
-# alt text to images: the same page in half the time (course/term/feedback.py).
-c.GenerateFeedback.exporter_class = "course.term.feedback.FeedbackExporter"
+# alt text to images: the same page in half the time (course/term/nbconvert_soup_pass.py).
+c.GenerateFeedback.exporter_class = "course.term.nbconvert_soup_pass.FeedbackExporter"
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

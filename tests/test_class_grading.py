@@ -14,7 +14,7 @@ from classroom_fixtures import another_clone, build_class, build_course, grade_w
 from weeks import REPO, autograded_points
 
 from course.sandbox.jail import availability
-from course.term.instructor import in_sync
+from course.term.coursedir import in_sync
 
 FULL = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
 

@@ -12,8 +12,9 @@ import pytest
 from classroom_fixtures import build_course
 from weeks import REPO, autograded_points
 
-from course.term.classgrade import merge
-from course.term.instructor import db_url_of, export, in_sync, release
+from course.term.coursedir import db_url_of, in_sync, release
+from course.term.grades import export
+from course.term.merge import merge
 
 FULL = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
 

@@ -22,7 +22,7 @@ from course.sandbox.notes import student_of
 from course.term import rubric
 from course.term.classgrade import split
 from course.term.feedback import BEGIN, HideHiddenTests
-from course.term.instructor import HEADER, Row
+from course.term.grades import HEADER, Row
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,7 +58,7 @@ def test_the_autograde_step_puts_each_rubric_after_its_answer_once():
     """AddRubric, as nbgrader's autograde runs it (the course's configuration names it):
     each section of rubrics/week5.md right after its written answer, never twice, and
     nothing for an assignment that is not a week or a course without rubrics."""
-    from course.term.instructor import course_config
+    from course.term.coursedir import course_config
 
     nb = nbformat.read(REPO / "solutions" / "week5" / "week5.ipynb", as_version=4)
     step = rubric.AddRubric(config=course_config(REPO))

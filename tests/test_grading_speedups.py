@@ -1,6 +1,6 @@
 """What the grading shortcuts promise: the same result, less waiting.
 
-- :class:`course.term.feedback.FeedbackExporter` renders the same document as
+- :class:`course.term.nbconvert_soup_pass.FeedbackExporter` renders the same document as
   nbconvert's HTMLExporter (compared after both go through BeautifulSoup, which is what
   HTMLExporter itself ends with), and adds the same alt text to the same images;
 - :func:`course.grader.speedups.alembic_head` is what the ``alembic heads`` program says;
@@ -26,7 +26,7 @@ from nbconvert.exporters import HTMLExporter
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.grader import speedups
-from course.term.feedback import NO_ALT, FeedbackExporter, with_alt_text
+from course.term.nbconvert_soup_pass import NO_ALT, FeedbackExporter, with_alt_text
 
 REPO = Path(__file__).resolve().parent.parent
 PNG = base64.b64encode(bytes.fromhex(
@@ -227,7 +227,7 @@ def test_generate_assignment_gets_the_course_check():
 def test_remembered_highlight_is_the_highlighter():
     from nbconvert.filters.highlight import Highlight2HTML
 
-    from course.term.feedback import RememberedHighlight
+    from course.term.nbconvert_soup_pass import RememberedHighlight
 
     sources = ["x = 1  # <b>", "%%bash\necho hi", "", "def f():\n    return 'a'"]
     for lexer in ("ipython3", "python"):

@@ -8,7 +8,7 @@ from course.grader.verdict import one_line
 from course.sandbox.guard import trusted
 from course.sandbox.intact import is_finding
 from course.sandbox.notes import note
-from course.term.classgrade import _describe
+from course.term.report import describe as _describe
 
 FORGED = "sys.stderr\nc_zoe: sandbox blocked: tried to read /etc/shadow"
 REPORT = {"summary": "week5: 57/57", "kernel_died": False, "stopped": [], "failed": []}

@@ -4,11 +4,12 @@ Design (why it is safe with the gradebook): nbgrader grades serially and its SQL
 gradebook takes one writer. So the class is split into ``workers`` groups; each
 group is graded by nbgrader's own ``autograde`` + ``generate_feedback`` in its OWN
 throwaway course folder (its own gradebook, built from the same ``solutions/weekN``)
-in a separate process. Only this process writes the repository's gradebook: it
-copies each student's scores and comments in (:func:`merge`), one transaction per
-student, from each group as soon as that group's worker has finished (while the
-others still grade). The repository's gradebook (SQLite by default, Postgres with
-``--db-url``) is therefore touched by one writer, and a crash mid-grading leaves each
+in a separate process (:mod:`course.term.worker`). Only this process writes the
+repository's gradebook: it copies each student's scores and comments in
+(:func:`course.term.merge.merge`), one transaction per student, from each group as soon
+as that group's worker has finished (while the others still grade). The repository's
+gradebook (SQLite by default, Postgres with ``--db-url``) is therefore touched by one
+writer, and a crash mid-grading leaves each
 student either as before or fully regraded, never half-merged.
 
 It promises:
@@ -26,6 +27,9 @@ It promises:
 - autograded notebooks go to ``autograded/`` (with rubric cells for graders),
   feedback to ``feedback/``, the CSV to ``grades/weekN.csv``; nbgrader's chatter
   goes to ``grades/weekN-log/`` and is never mixed into the report.
+
+This module starts the workers, waits for them and merges each group as it finishes;
+what it prints about each student is :mod:`course.term.report`'s.
 """
 
 from __future__ import annotations
@@ -34,8 +38,6 @@ import contextlib
 import ctypes
 import json
 import os
-import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -45,34 +47,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from course.grader.autograde import GradingError, UnreadableNotebook, check_request
-from course.grader.speedups import throwaway_gradebook
-from course.grader.verdict import one_line
 from course.sandbox.jail import availability
-from course.sandbox.limits import is_breach
 from course.term import late
-from course.term.instructor import (
-    GRADES_DIR,
-    STRANGER,
-    canvas_path,
+from course.term.coursedir import (
     course_config,
     db_url_of,
     ensure_registered,
-    export,
-    roster_ids,
     run_converter,
     tools_on_path,
 )
-from course.term.merge import Merged, ensure_tables, merge_student, set_note
-
-WORKER = """
-import json, sys
-from pathlib import Path
-from course.term.classgrade import grade_group
-grade_group(json.loads(sys.argv[1]))
-"""
-
-
-FINISHED = ".files-finished"  # in a group's course folder: finish_files has run
+from course.term.grades import GRADES_DIR, STRANGER, canvas_path, export
+from course.term.merge import Merged, ensure_tables, merge, set_note
+from course.term.report import Progress, describe, unreadable_note, warn_strangers
+from course.term.worker import WORKER
 
 
 def submissions(week: int, repo: Path) -> dict[str, Path]:
@@ -85,146 +72,6 @@ def split(students: list[str], groups: int) -> list[list[str]]:
     """Round-robin groups (no empty ones)."""
     groups = max(1, min(groups, len(students)))
     return [students[i::groups] for i in range(groups)]
-
-
-def grade_group(job: dict) -> None:
-    """In a worker process: autograde + feedback for one group in its own course folder,
-    then write ``reports.json`` next to it."""
-    from course.grader.autograde import grade
-
-    tools_on_path()
-    course = Path(job["course"])
-    reports = grade(job["week"], {s: Path(f) for s, f in job["folders"].items()},
-                    repo=Path(job["repo"]), keep=course, timeout_s=job.get("timeout_s"))
-    config = course_config(Path(job["repo"]))
-    config.CourseDirectory.root = str(course)
-    config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
-    with throwaway_gradebook(course):
-        run_converter("generate_feedback", config, f"week{job['week']}")
-    finish_files(course, job["week"], job["folders"])
-    (course.parent / "reports.json").write_text(json.dumps({
-        name: {"summary": r.summary(), "earned": r.earned, "total": r.total,
-               "kernel_died": r.kernel_died, "stopped": r.stopped, "conformed": r.conformed,
-               "flags": r.flags,
-               "failed": [[t.grade_id, t.message] for t in r.failed()]}
-        for name, r in reports.items()}))
-
-
-def finish_files(course: Path, week: int, folders: dict[str, str], mark: bool = True) -> None:
-    """In the worker, once feedback is made: each submission's own files next to its
-    autograded notebook and its feedback, so that :func:`merge` (serial, in the main
-    process) only copies folders. (The rubric cells are already in the autograded
-    notebooks: :class:`course.term.rubric.AddRubric` is an autograde step.)"""
-    assignment = f"week{week}"
-    for student, folder in folders.items():
-        _copy_submission_files(Path(folder), [course / name / student / assignment
-                                              for name in ("autograded", "feedback")])
-    if mark:
-        (course / FINISHED).touch()
-
-
-def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str,
-          notes: dict[str, str] | None = None, late_rule=None) -> list[Merged]:
-    """Merge each student of a finished group into the class gradebook
-    (:func:`course.term.merge.merge_student`: one transaction per student, hand grades
-    of unchanged answers kept), then put their autograded notebooks and feedback in the
-    repository, each folder replaced whole (:func:`replace_tree`). A group folder whose
-    worker did not run :func:`finish_files` gets the submission files here."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    assignment = f"week{week}"
-    merged = []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as src, Gradebook(db_url) as dst:
-        ensure_tables(dst)
-        for student in students:
-            folder = repo / "submitted" / student / assignment
-            stamp = folder / "timestamp.txt"
-            crashpoint("merge:before")
-            try:
-                result = merge_student(src, dst, assignment, student, folder,
-                                       stamp.read_text().strip() if stamp.is_file() else None,
-                                       (notes or {}).get(student, ""), late_rule)
-            except MissingEntry:
-                continue
-            merged.append(result)
-            crashpoint("merge:committed")
-            if not (course / FINISHED).is_file():
-                finish_files(course, week, {student: str(folder)}, mark=False)
-            for name in ("autograded", "feedback"):
-                source = course / name / student / assignment
-                if source.is_dir():
-                    replace_tree(source, repo / name / student / assignment)
-                    crashpoint(f"merge:{name}")
-    return merged
-
-
-def replace_tree(source: Path, target: Path) -> None:
-    """Replace ``target`` with a copy of ``source``, never leaving half a folder there:
-    the copy is made beside it and renamed into place. Leftovers of an interrupted
-    replacement (``<name>.new-*``, ``<name>.old-*``) are removed first."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for kind in ("new", "old"):
-        for stale in target.parent.glob(f"{target.name}.{kind}-*"):
-            shutil.rmtree(stale)
-    fresh = target.with_name(f"{target.name}.new-{os.getpid()}")
-    shutil.copytree(source, fresh)
-    old = target.with_name(f"{target.name}.old-{os.getpid()}")
-    if target.exists():
-        target.rename(old)
-    fresh.rename(target)
-    if old.exists():
-        shutil.rmtree(old)
-
-
-def crashpoint(name: str) -> None:
-    """Kill this process here when ``COURSE_GRADE_KILL_AT`` names ``name`` (``name`` or
-    ``name#n``: its n-th passage), after writing ``killed at <name>`` to the file
-    ``COURSE_GRADE_KILL_TRACE``: the crash-safety test proves every kill landed."""
-    wanted = os.environ.get("COURSE_GRADE_KILL_AT")
-    if not wanted:
-        return
-    point, _, nth = wanted.partition("#")
-    if point != name:
-        return
-    _passages[name] = _passages.get(name, 0) + 1
-    if _passages[name] < int(nth or 1):
-        return
-    trace = os.environ.get("COURSE_GRADE_KILL_TRACE")
-    if trace:
-        fd = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.write(fd, f"killed at {wanted}\n".encode())
-        os.close(fd)
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-_passages: dict[str, int] = {}
-
-
-def _copy_submission_files(submitted: Path, targets: list[Path]) -> None:
-    """Put the submission's own files (``timestamp.txt``, nbgrader's ``submission_secret.txt``)
-    next to its autograded notebook and its feedback, as nbgrader's autograde does:
-    ``release_feedback`` needs them."""
-    for name in ("timestamp.txt", "submission_secret.txt"):
-        for target in targets:
-            if (submitted / name).is_file() and target.is_dir():
-                shutil.copy2(submitted / name, target / name)
-
-
-class Progress:
-    """A one-line progress bar on stderr, redrawn as students finish."""
-
-    def __init__(self, total: int, week: int):
-        self.total, self.done, self.week, self.start = total, 0, week, time.monotonic()
-
-    def step(self, student: str) -> None:
-        self.done += 1
-        filled = round(20 * self.done / self.total)
-        elapsed = time.monotonic() - self.start
-        sys.stderr.write(f"\rweek{self.week} [{'#' * filled}{'.' * (20 - filled)}] "
-                         f"{self.done}/{self.total} {elapsed:5.0f} s  last: {student:<20}")
-        if self.done == self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None = None,
@@ -253,7 +100,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     config = course_config(repo, url)
     rule = late.plugin(config)
     notes, gradable = {}, {}
-    strangers = _strangers(sorted(everyone), repo, url)
+    strangers = warn_strangers(sorted(everyone), repo, url)
     for student, folder in everyone.items():
         try:
             check_request(week, [folder], repo=repo)
@@ -299,7 +146,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
             blocked = (place / "notes.log").read_text().splitlines() \
                 if (place / "notes.log").is_file() else []
             for student in group:
-                lines, notes[student] = _describe(student, reports.get(student), blocked)
+                lines, notes[student] = describe(student, reports.get(student), blocked)
                 said.extend(lines)
             for student in set(group) & set(strangers):
                 notes[student] = "; ".join(filter(None, [STRANGER, notes[student]]))
@@ -358,34 +205,6 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
               f"{', '.join(sorted(failed_rows))} (see their notes in "
               f"{GRADES_DIR}/week{week}.csv)", file=sys.stderr, flush=True)
     return 0 if gradable and not failed_rows else 2
-
-
-def unreadable_note(student: str, week: int, error: UnreadableNotebook, repo: Path) -> str:
-    """What the instructor reads about a submission whose notebook is not valid JSON."""
-    try:
-        where = error.path.resolve().relative_to(Path(repo).resolve())
-    except ValueError:
-        where = error.path
-    return (f"{where} is not a readable notebook ({error.detail}); ask {student} for a "
-            f"readable copy (their last checkpoint or their git history), put it in "
-            f"submitted/{student}/week{week}/ and run `make grade WEEK={week} "
-            f"STUDENT={student}`")
-
-
-def _strangers(students: list[str], repo: Path, url: str) -> list[str]:
-    """The submitters the class list does not name, each warned about on stdout (graded
-    all the same: the id may be a typo, or a late addition to the class)."""
-    known = roster_ids(repo, url)
-    if not known:
-        print("WARNING: there is no class list in the gradebook (make roster "
-              "FILE=students.csv): the CSV's rows will have no names", flush=True)
-        return []
-    strangers = [s for s in students if s not in known]
-    for student in strangers:
-        print(f"{student}: WARNING: not on the class list (make roster): graded, but "
-              f"the CSV has no name for {student}; check the id, or add them to the "
-              "roster", flush=True)
-    return strangers
 
 
 def _die_with_parent() -> None:
@@ -486,47 +305,3 @@ def _wait(jobs: list, week: int, progress: Progress | None,
             if student not in seen and progress:
                 seen.add(student)
                 progress.step(student)
-
-
-def _describe(student: str, report: dict | None, blocked: list[str],
-              ) -> tuple[list[str], str]:
-    """The student's result lines (each starting with their name) and the CSV note."""
-    if report is None:
-        return [f"{student}: no result (the notebook was not graded)"], "no result"
-    notes = list(report.get("conformed", []))
-    lines = [f"{student}: {report['summary']} autograded"]
-    lines += [f"{student}: {line}" for line in notes]
-    if report.get("flags"):
-        lines += [f"{student}: FLAGGED for a person: {line}" for line in report["flags"]]
-        notes.insert(0, "HELD FOR A PERSON: " + " | ".join(report["flags"]))
-    if report["kernel_died"]:
-        notes.append("kernel died")
-        lines.append(f"{student}: the kernel died while grading (os._exit, a killed process "
-                     "or out of memory); nothing after that could be scored")
-    lines += [f"{student}: stopped by the time limit: {where}" for where in report["stopped"]]
-    if report["stopped"]:
-        notes.append(f"{len(report['stopped'])} cell(s) stopped by the time limit")
-    lines += [f"{student}: failed {grade_id}: {one_line(message, 160)}"
-              for grade_id, message in report["failed"]]
-    mine = list(dict.fromkeys(one_line(line, 1000) for line in blocked
-                              if line.startswith(f"{student}: ")))
-    lines += mine
-    # what each line is, from the grader's own words at its start (the rest of a blocked
-    # attempt's line is the kernel's: it is counted, never copied into the note)
-    stopped = [line for line in mine if line.startswith(f"{student}: sandbox blocked: ")]
-    rewired = [line for line in mine if line.startswith(f"{student}: rewired the kernel's ")]
-    delegated = [line for line in mine if re.match(
-        rf"{re.escape(student)}: exercise \d+ calls the course's reference ", line)]
-    limited = [line for line in mine if is_breach(line)
-               and line not in (*stopped, *rewired, *delegated)]
-    notes += [line.split(": ", 1)[1] for line in limited]
-    if stopped:
-        notes.append(f"sandbox blocked {len(stopped)} attempt(s)")
-    if rewired:
-        notes.append("rewired the kernel's hooks (put back before each test)")
-    if delegated:
-        notes.append("called the course's reference implementation (" + ", ".join(
-            line.split(": ", 1)[1].split(" calls ")[0] for line in delegated) + ")")
-    if len(stopped) + len(rewired) + len(delegated) + len(limited) < len(mine):
-        notes.append("test cells edited or deleted (put back)")
-    return lines, "; ".join(notes)

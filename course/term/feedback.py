@@ -20,29 +20,13 @@ promises, for every cell holding nbgrader's begin-hidden-tests marker:
 It changes only the copy being rendered; the autograded notebook and the
 gradebook keep everything.
 
-:class:`FeedbackExporter` (``GenerateFeedback.exporter_class``) renders the same HTML as
-nbconvert's ``HTMLExporter``, about twice as fast: the exporter re-parses its whole
-output with BeautifulSoup only to give every ``<img>`` without an ``alt`` attribute a
-placeholder one and to make JupyterLab-template cells focusable. For feedback (nbgrader's
-template, built on the classic one, with no JupyterLab cells) it finds the ``<img>``
-tags with the same tokenizer BeautifulSoup uses (:class:`html.parser.HTMLParser`) and
-adds the same attribute in place, without building and re-printing a tree; the document
-is the same (a test parses both). Output that holds JupyterLab cells goes the exporter's
-own way. Highlighted code is remembered per process (:class:`RememberedHighlight`): a
-grading group renders the same cells once per student.
+The page itself is rendered by :mod:`course.term.nbconvert_soup_pass`'s exporter.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from html.parser import HTMLParser
-from typing import ClassVar
 
-from nbconvert.exporters import HTMLExporter
-from nbconvert.exporters.templateexporter import TemplateExporter
-from nbconvert.filters.highlight import Highlight2HTML
-from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
@@ -162,95 +146,3 @@ class HideHiddenTests(Preprocessor):
                             for o in cell.outputs]
         cell.outputs = [_scrub_output(o, self._quotes, self._folders) for o in cell.outputs]
         return cell, resources
-
-
-# ------------------------------------------------------------------ the exporter
-NO_ALT = "No description has been provided for this image"  # nbconvert's placeholder
-
-
-class _ImagesWithoutAlt(HTMLParser):
-    """Where each ``<img>`` start tag without an ``alt`` attribute begins (character offsets)."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__(convert_charrefs=False)  # as BeautifulSoup's html.parser builder
-        # getpos() counts lines by "\n" only: where each such line starts
-        self.lines = [0] + [m.end() for m in re.finditer("\n", html)]
-        self.found: list[int] = []
-        self.feed(html)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "img" and not any(name == "alt" for name, _ in attrs):
-            line, column = self.getpos()
-            self.found.append(self.lines[line - 1] + column)
-
-    handle_startendtag = handle_starttag
-
-
-def with_alt_text(html: str) -> tuple[str, int]:
-    """``html`` with ``alt="..."`` (nbconvert's placeholder) added to every ``<img>`` tag
-    that has none, and how many there were."""
-    if "<img" not in html.lower():
-        return html, 0
-    starts = _ImagesWithoutAlt(html).found
-    pieces, last = [], 0
-    for start in starts:
-        end = start + len("<img")
-        pieces += [html[last:end], f' alt="{NO_ALT}"']
-        last = end
-    return "".join(pieces) + html[last:], len(starts)
-
-
-class RememberedHighlight(Highlight2HTML):
-    """nbconvert's code highlighter, remembering what it returned: a class's notebooks
-    share most of their code cells, and pygments gives the same HTML for the same source,
-    language and formatter options (a cell's metadata matters only through
-    ``magics_language``)."""
-
-    _seen: ClassVar[dict[tuple, str]] = {}
-    LIMIT: ClassVar[int] = 20_000  # cells remembered per process
-
-    def __call__(self, source, language=None, metadata=None):
-        key = (source, language or self.pygments_lexer,
-               (metadata or {}).get("magics_language"),
-               json.dumps(self.extra_formatter_options, sort_keys=True, default=repr))
-        html = self._seen.get(key)
-        if html is None:
-            html = super().__call__(source, language, metadata)
-            if len(self._seen) >= self.LIMIT:
-                self._seen.clear()
-            self._seen[key] = html
-        return html
-
-
-class FeedbackExporter(HTMLExporter):
-    """nbconvert's HTMLExporter, without its BeautifulSoup pass when nothing needs it
-    (module docstring)."""
-
-    def from_notebook_node(self, nb, resources=None, **kw):
-        if self.template_name.startswith("lab"):
-            return super().from_notebook_node(nb, resources, **kw)
-        # What HTMLExporter.from_notebook_node does before its BeautifulSoup pass.
-        langinfo = nb.metadata.get("language_info", {})
-        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
-        highlight_code = self.filters.get(
-            "highlight_code", RememberedHighlight(pygments_lexer=lexer, parent=self))
-        resources = self._init_resources(resources)
-        filter_data_type = WidgetsDataTypeFilter(
-            notebook_metadata=self._nb_metadata, parent=self, resources=resources)
-        self.register_filter("highlight_code", highlight_code)
-        self.register_filter("filter_data_type", filter_data_type)
-        html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
-        if "jp-Notebook" in html:  # JupyterLab cells after all: the exporter's own pass
-            from bs4 import BeautifulSoup
-
-            soup = BeautifulSoup(html, features="html.parser")
-            for selector in (".jp-Notebook div.jp-Cell-inputWrapper",
-                             ".jp-Notebook div.jp-OutputArea-output"):
-                for element in soup.select(selector):
-                    element.attrs["tabindex"] = "0"
-            html = str(soup)
-        html, missing = with_alt_text(html)
-        if missing:
-            self.log.warning("Alternative text is missing on %s image(s).", missing)
-        return html, resources

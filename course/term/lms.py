@@ -91,7 +91,8 @@ def collect(week: int, download: Path, repo: Path, pattern: str | None = None,
     """``nbgrader zip_collect weekN`` over ``download`` into ``submitted/`` (each student's
     folder replaced by the download's); the lines to print, each naming its student."""
     from course.grader.autograde import GradingError
-    from course.term.instructor import nbgrader, roster_ids
+    from course.term.coursedir import nbgrader
+    from course.term.grades import roster_ids
 
     download = Path(download)
     if not download.exists():

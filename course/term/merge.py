@@ -8,8 +8,9 @@ autograded scores and comments from there into the class gradebook. It promises:
 - **One commit per student.** The submission, its grades and comments, the answers'
   fingerprints and the regrade log are written in one transaction (nbgrader's own
   ``add_submission`` commits as it goes; it runs here with its commits turned into
-  flushes). Killed at any moment, the class gradebook holds each student either as
-  before or fully merged, and merging the same results again changes nothing.
+  flushes: :mod:`course.term.nbgrader_gradebook_commits`). Killed at any moment, the
+  class gradebook holds each student either as before or fully merged, and merging the
+  same results again changes nothing.
 - **Hand grades stay.** The submission is updated in place, never removed. A manual
   score, extra credit or manual comment is kept when the answer it grades is the same
   text as when it was last merged: a written answer is its own cell; a test cell's
@@ -25,14 +26,19 @@ autograded scores and comments from there into the class gradebook. It promises:
 
 A gradebook made before fingerprints existed has none: its hand grades are kept (the
 answers cannot be compared, and losing a grade is the worse mistake).
+
+:func:`merge` does this for each student of a finished group, then puts their autograded
+notebooks and feedback in the repository, each folder replaced whole
+(:func:`replace_tree`); :func:`crashpoint` is where the crash-safety test kills it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import os
+import shutil
+import signal
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +46,9 @@ from pathlib import Path
 import nbformat
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, delete, insert, select
 from sqlalchemy.exc import SAWarning
+
+from course.term.nbgrader_gradebook_commits import one_transaction
+from course.term.worker import FINISHED, finish_files
 
 CODE = "*code*"  # the fingerprint of every code answer of a notebook, for test cells
 
@@ -93,21 +102,6 @@ def answer_digests(notebook_path: Path) -> dict[str, str]:
             code.update(meta["grade_id"].encode() + b"\0" + cell.source.encode() + b"\0")
     found[CODE] = code.hexdigest()
     return found
-
-
-@contextlib.contextmanager
-def one_transaction(gb) -> Iterator[None]:
-    """Everything ``gb`` does inside is committed once at the end, or rolled back."""
-    session = gb.db
-    session.commit = session.flush  # nbgrader's methods commit as they go
-    try:
-        yield
-    except BaseException:
-        del session.commit
-        session.rollback()
-        raise
-    del session.commit
-    session.commit()
 
 
 @dataclass
@@ -242,3 +236,81 @@ def regrade_log(gb, assignment: str) -> list[dict]:
     rows = gb.db.execute(select(REGRADES).where(REGRADES.c.assignment == assignment)
                          .order_by(REGRADES.c.id))
     return [dict(row._mapping) for row in rows]
+
+
+# ------------------------------------------------------- a finished group, merged
+def merge(course: Path, students: list[str], week: int, repo: Path, db_url: str,
+          notes: dict[str, str] | None = None, late_rule=None) -> list[Merged]:
+    """Merge each student of a finished group into the class gradebook
+    (:func:`course.term.merge.merge_student`: one transaction per student, hand grades
+    of unchanged answers kept), then put their autograded notebooks and feedback in the
+    repository, each folder replaced whole (:func:`replace_tree`). A group folder whose
+    worker did not run :func:`course.term.worker.finish_files` gets the submission files here."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    assignment = f"week{week}"
+    merged = []
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as src, Gradebook(db_url) as dst:
+        ensure_tables(dst)
+        for student in students:
+            folder = repo / "submitted" / student / assignment
+            stamp = folder / "timestamp.txt"
+            crashpoint("merge:before")
+            try:
+                result = merge_student(src, dst, assignment, student, folder,
+                                       stamp.read_text().strip() if stamp.is_file() else None,
+                                       (notes or {}).get(student, ""), late_rule)
+            except MissingEntry:
+                continue
+            merged.append(result)
+            crashpoint("merge:committed")
+            if not (course / FINISHED).is_file():
+                finish_files(course, week, {student: str(folder)}, mark=False)
+            for name in ("autograded", "feedback"):
+                source = course / name / student / assignment
+                if source.is_dir():
+                    replace_tree(source, repo / name / student / assignment)
+                    crashpoint(f"merge:{name}")
+    return merged
+
+
+def replace_tree(source: Path, target: Path) -> None:
+    """Replace ``target`` with a copy of ``source``, never leaving half a folder there:
+    the copy is made beside it and renamed into place. Leftovers of an interrupted
+    replacement (``<name>.new-*``, ``<name>.old-*``) are removed first."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for kind in ("new", "old"):
+        for stale in target.parent.glob(f"{target.name}.{kind}-*"):
+            shutil.rmtree(stale)
+    fresh = target.with_name(f"{target.name}.new-{os.getpid()}")
+    shutil.copytree(source, fresh)
+    old = target.with_name(f"{target.name}.old-{os.getpid()}")
+    if target.exists():
+        target.rename(old)
+    fresh.rename(target)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def crashpoint(name: str) -> None:
+    """Kill this process here when ``COURSE_GRADE_KILL_AT`` names ``name`` (``name`` or
+    ``name#n``: its n-th passage), after writing ``killed at <name>`` to the file
+    ``COURSE_GRADE_KILL_TRACE``: the crash-safety test proves every kill landed."""
+    wanted = os.environ.get("COURSE_GRADE_KILL_AT")
+    if not wanted:
+        return
+    point, _, nth = wanted.partition("#")
+    if point != name:
+        return
+    _passages[name] = _passages.get(name, 0) + 1
+    if _passages[name] < int(nth or 1):
+        return
+    trace = os.environ.get("COURSE_GRADE_KILL_TRACE")
+    if trace:
+        fd = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.write(fd, f"killed at {wanted}\n".encode())
+        os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+_passages: dict[str, int] = {}

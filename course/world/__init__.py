@@ -6,7 +6,8 @@ resumer and the notebook all see the same world.
 
 - :mod:`course.world.catalogue`: customers, subscriptions, invoices (fixed data).
 - :mod:`course.world.billing`: :class:`BillingSimulator`, a payment provider with
-  Stripe-like idempotency keys, and its errors.
+  Stripe-like idempotency keys, and its errors (it re-exports its parts:
+  ``billing_errors``, ``billing_requests``, ``billing_store``, ``billing_calls``).
 - :mod:`course.world.mail`: :class:`MailVendor` (deduplicates on a message id)
   and :class:`VendorWebhook` (a partner endpoint that ignores keys).
 - :mod:`course.world.world`: :class:`World` (one folder: bank, mail, webhook and

@@ -17,7 +17,8 @@ import json
 from typing import Any
 
 from course.storage.sqlite import SqliteBacked, transaction
-from course.world.billing import KEY_MAX_CHARS, InvalidRequest
+from course.world.billing_errors import InvalidRequest
+from course.world.billing_requests import KEY_MAX_CHARS
 
 _MAIL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS mail (
