@@ -69,9 +69,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "            _check_node(graph, node, self.name, world)\n", "            pass\n",
            ("tests/test_crash_harness.py",)),
     Mutant("harness-timer-never-kills", "the harness's timer never sends the SIGKILL",
-           "course/crash/harness.py",
-           "            os.kill(pid, signal.SIGKILL)\n",
-           "            pass\n", ("tests/test_crash_harness.py",)),
+           "course/crash/timers.py",
+           "        return child.kill()\n",
+           "        pass\n", ("tests/test_crash_harness.py",)),
     Mutant("guard-intent-after-effect", "the guard fires the effect, then records the intent",
            "course/durable/guard.py",
            "        try:  # durable before the effect\n"

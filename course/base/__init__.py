@@ -4,8 +4,12 @@
   HTML in Jupyter (ledgers, crash matrices, audits).
 - :mod:`course.base.crashpoints`: named crash points; no-ops outside the crash
   harness, a real SIGKILL inside one of its workers.
+- :mod:`course.base.fork`: :func:`~course.base.fork.start` a body in a forked child,
+  wait for it with a deadline, kill, stop or continue it, read how it ended; the one
+  place of the course that forks (Linux and macOS).
 - :mod:`course.base.scratch`: :func:`scratch_folder`, a notebook's temporary folder,
-  removed when its kernel stops; :func:`shown_path`, a path as a message shows it.
+  removed when its kernel stops; :func:`shown_path`, a path as a message shows it;
+  :func:`~course.base.scratch.ram_or_temp`, RAM for many short-lived files if it has room.
 """
 
 from course.base import crashpoints

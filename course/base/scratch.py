@@ -36,6 +36,22 @@ def scratch_folder(prefix: str) -> Path:
     return folder
 
 
+RAM_DIR = Path("/dev/shm")
+RAM_MIN_FREE = 256 * 1024 * 1024
+
+
+def ram_or_temp() -> tuple[Path, bool]:
+    """A folder for many short-lived files: RAM (``/dev/shm``) if it has room, else the
+    system's temporary directory; and whether it is RAM."""
+    try:
+        if RAM_DIR.is_dir() and os.access(RAM_DIR, os.W_OK) and (
+                shutil.disk_usage(RAM_DIR).free >= RAM_MIN_FREE):
+            return RAM_DIR, True
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir()), False
+
+
 def shown_path(path: str | Path) -> str:
     """``path`` as a message shows it: a file in the system's temporary directory by its
     folder's name and its own (``…/tmp9gdcvtyx/checkpoints.db``), since a scratch

@@ -16,7 +16,9 @@ harness expects: ``factory(world, checkpointer) -> compiled graph``.
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from course.cloudwave.graph import build_graph
@@ -218,5 +220,21 @@ def support_graph(world: Any, checkpointer: Any = None):
 
 
 GRAPHS = {"naive": naive_graph, "keyed": keyed_graph}
+
+
+def resolve_factory(factory: Callable[..., Any] | str) -> Callable[..., Any]:
+    """The graph factory ``factory(world, checkpointer)`` that the crash harness runs:
+    ``"naive"``, ``"keyed"``, ``"package.module:function"`` or a callable."""
+    if callable(factory):
+        return factory
+    if factory in GRAPHS:
+        return GRAPHS[factory]
+    if ":" in factory:
+        module, _, attr = factory.partition(":")
+        found = getattr(importlib.import_module(module), attr, None)
+        if callable(found):
+            return found
+        raise ValueError(f"{factory!r}: {module} has no callable {attr!r}")
+    raise ValueError(f"unknown graph {factory!r}: use naive, keyed or module:function")
 
 DEFAULT_MESSAGE = "Hi, this is Ada (ada@example.com). Please pay invoice inv_9 with my card."

@@ -5,6 +5,12 @@ May import: every floor below (it runs CloudWave graphs against a world).
 - :mod:`course.crash.harness`: :class:`CrashHarness` (``python -m course.crash``
   for the ``matrix`` and ``fuzz`` commands); :func:`final_state` reads what a
   scenario's thread ended with.
+  Its parts: :mod:`~course.crash.scenario` (attempts, and what workers left on disk),
+  :mod:`~course.crash.timers` (kill or freeze a worker at a deadline),
+  :mod:`~course.crash.worker` (what runs in the forked worker).
+- :mod:`course.crash.fuzz`: kills at random instants (:mod:`~course.crash.fuzz_plan`
+  draws them, :mod:`~course.crash.fuzz_lanes` runs them in parallel,
+  :mod:`~course.crash.fuzz_report` counts what they caused).
 - :mod:`course.crash.durability`: the harness with another durability mode (week 3).
 - :mod:`course.crash.pause`: pause at an ``interrupt()``, kill, answer from a new
   process (week 4).

@@ -37,23 +37,23 @@ import contextlib
 import json
 import os
 import select
-import signal
-import sys
 import tempfile
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course.base import crashpoints
+from course.base import crashpoints, fork
 from course.base.table import Table
 from course.cloudwave.nodes import DEFAULT_MESSAGE
 from course.crash.harness import Factory, resolve_factory
 from course.crash.resume import SETTLED_ELSEWHERE, become_worker, reconcile_pending, thread_finished
 from course.durable.guard import NeedsReconcile
 from course.durable.lease import InProgressElsewhere, Lease, LeaseStore, SQLiteLeases
+from course.durable.savers import CrashAwareSaver, crash_aware_postgres
 from course.world import World
 from course.world.billing import KeyInUse
 
@@ -217,38 +217,11 @@ class _Backend:
 
     def saver(self) -> Any:
         if self.store == "sqlite":
-            from course.crash.harness import CrashAwareSaver
-
             return CrashAwareSaver(self.run_dir / "checkpoints.db")
         return self._pg_saver()
 
     def _pg_saver(self) -> Any:
-        import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
-
-        class CrashAwarePostgresSaver(PostgresSaver):
-            """A PostgresSaver that tells the crash points when a checkpoint is stored."""
-
-            def put_writes(self, config, writes, task_id, task_path=""):
-                super().put_writes(config, writes, task_id, task_path)
-                crashpoints.writes_saved(task_path)
-
-            def put(self, config, checkpoint, metadata, new_versions):
-                crashpoints.await_writes()  # the node's write record first (langgraph #8039)
-                saved = super().put(config, checkpoint, metadata, new_versions)
-                crashpoints.checkpoint_written()
-                return saved
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self.conn.close()
-
-        conn = psycopg.connect(self.conninfo, autocommit=True, prepare_threshold=0,
-                               row_factory=dict_row)
-        return CrashAwarePostgresSaver(conn)
+        return crash_aware_postgres(self.conninfo)
 
     def leases(self) -> LeaseStore:
         if self.store == "sqlite":
@@ -261,11 +234,11 @@ class _Backend:
 # --------------------------------------------------------------- first run
 def _run_first(backend: _Backend, build: Factory, thread_id: str, message: str,
                armed: tuple[str, str]) -> str:
-    pid = _fork(backend.run_dir, lambda: _first_run(backend, build, thread_id, message, armed))
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
+    ended = _fork(backend.run_dir,
+                  lambda: _first_run(backend, build, thread_id, message, armed)).wait()
+    if ended.signal:
         return "killed"
-    return "finished" if os.WEXITSTATUS(status) == 0 else "failed"
+    return "finished" if ended.code == 0 else "failed"
 
 
 def _first_run(backend: _Backend, build: Factory, thread_id: str, message: str,
@@ -284,7 +257,7 @@ def _first_run(backend: _Backend, build: Factory, thread_id: str, message: str,
 def _race(backend: _Backend, build: Factory, thread_id: str, message: str, count: int,
           ttl_s: float, lease: bool) -> list[Resumer]:
     ready, gun, tried, all_tried = os.pipe(), os.pipe(), os.pipe(), os.pipe()
-    pids: list[int] = []
+    children: list[fork.Child] = []
     for index in range(1, count + 1):
         def child(index: int = index) -> int:
             os.close(ready[0])
@@ -293,61 +266,50 @@ def _race(backend: _Backend, build: Factory, thread_id: str, message: str, count
             os.close(all_tried[1])
             return _resumer(backend, build, thread_id, message, index, ttl_s, lease,
                             ready[1], gun[0], tried[1], all_tried[0])
-        pids.append(_fork(backend.run_dir, child))
+        children.append(_fork(backend.run_dir, child))
     for fd in (ready[1], gun[0], tried[1], all_tried[0]):
         os.close(fd)
-    statuses: dict[int, int] = {}
     try:
-        _gather(ready[0], pids, statuses, "get ready")
+        _gather(ready[0], children, "get ready")
         os.close(gun[1])  # bang: every resumer blocked on the gun wakes at once
-        _gather(tried[0], pids, statuses, "ask for the lease")
+        _gather(tried[0], children, "ask for the lease")
     except BaseException:
-        for pid in pids:  # leave no resumer behind
-            if pid not in statuses:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+        for resumer in children:  # leave no resumer behind
+            resumer.kill()
         raise
     finally:
         for fd in (ready[0], gun[1], tried[0], all_tried[1]):
             with contextlib.suppress(OSError):
                 os.close(fd)  # closing all_tried lets the winner start its work
-    for pid in pids:
-        if pid not in statuses:
-            statuses[pid] = os.waitpid(pid, 0)[1]
     results = []
-    for index, pid in enumerate(pids, start=1):
+    for index, resumer in enumerate(children, start=1):
         report = backend.run_dir / f"resumer-{index}.json"
-        if os.WIFSIGNALED(statuses[pid]):
-            sig = signal.Signals(os.WTERMSIG(statuses[pid])).name
-            results.append(Resumer(index, pid, "killed", sig))
+        ended = resumer.wait()
+        if ended.signal:
+            results.append(Resumer(index, resumer.pid, "killed", ended.signal))
         elif report.exists():
             results.append(Resumer(**json.loads(report.read_text())))
         else:
-            results.append(Resumer(index, pid, "error",
-                                   f"exited with code {os.WEXITSTATUS(statuses[pid])} "
-                                   "without a report"))
+            results.append(Resumer(index, resumer.pid, "error",
+                                   f"exited with code {ended.code} without a report"))
     return results
 
 
-def _gather(fd: int, pids: list[int], statuses: dict[int, int], what: str) -> None:
+def _gather(fd: int, children: list[fork.Child], what: str) -> None:
     """Wait until every child has written its number to ``fd``, or has died."""
     heard: set[int] = set()
     deadline = time.monotonic() + BARRIER_TIMEOUT_S
-    while len(heard | {pids.index(p) + 1 for p in statuses}) < len(pids):
+    while len(heard | {i for i, c in enumerate(children, start=1) if c.ended}) < len(children):
         if time.monotonic() > deadline:
             raise TimeoutError(f"resumers did not all {what} within {BARRIER_TIMEOUT_S:.0f} s")
         readable, _, _ = select.select([fd], [], [], 0.05)
         if readable:
-            chunk = os.read(fd, 4 * len(pids))  # records are 4 bytes, written atomically
+            chunk = os.read(fd, 4 * len(children))  # records are 4 bytes, written atomically
             if not chunk:
                 return  # every writer is gone
             heard.update(int(chunk[i:i + 4]) for i in range(0, len(chunk), 4))
-        for pid in pids:
-            if pid not in statuses:
-                done, status = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    statuses[pid] = status
+        for child in children:
+            child.poll()
 
 
 def _say(fd: int, index: int) -> None:
@@ -430,21 +392,13 @@ def _wait_closed(fd: int) -> None:
 
 
 # -------------------------------------------------------------------- fork
-def _fork(run_dir: Path, body) -> int:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 1
-    try:
+def _fork(run_dir: Path, body: Callable[[], int]) -> fork.Child:
+    """``body`` in a forked worker whose output goes to ``run_dir``'s ``worker.log``."""
+    def worker() -> int:
         become_worker(run_dir)
-        code = body()
-    except BaseException:
-        with contextlib.suppress(BaseException):
-            traceback.print_exc()
-    finally:
-        os._exit(code)
+        return body()
+
+    return fork.start(worker)
 
 
 def _tail(run_dir: Path) -> str:

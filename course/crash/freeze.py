@@ -22,18 +22,16 @@ else took its work over.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import sys
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from course.base import fork
 from course.durable import NeedsReconcile, guarded, reconcile
 from course.world import KeyInUse, Ledger, World
 
@@ -49,52 +47,40 @@ class FrozenChild:
     def __init__(self, body: Callable[[], Any], *, timeout_s: float = 30) -> None:
         self.timeout_s = timeout_s
         self._read, write = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self.pid = os.fork()
-        if self.pid == 0:
+
+        def answering() -> None:
             os.close(self._read)
-            code = 1
             try:
-                try:
-                    answer: dict[str, Any] = {"result": body()}
-                except Exception as error:
-                    answer = {"error": f"{type(error).__name__}: {error}"}
-                os.write(write, json.dumps(answer, default=str).encode())
-                code = 0
-            except BaseException:
-                traceback.print_exc(file=sys.__stderr__)
-            finally:
-                os._exit(code)
+                answer: dict[str, Any] = {"result": body()}
+            except Exception as error:
+                answer = {"error": f"{type(error).__name__}: {error}"}
+            os.write(write, json.dumps(answer, default=str).encode())
+
+        self._child = fork.start(answering)
+        self.pid = self._child.pid
         os.close(write)
 
     def wait_frozen(self) -> None:
         """Return once the child is stopped; raise if it ends or takes too long instead."""
-        deadline = time.monotonic() + self.timeout_s
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(self.pid, os.WNOHANG | os.WUNTRACED)
-            if done and os.WIFSTOPPED(status):
-                return
-            if done:
-                raise RuntimeError(f"the child ended (status {status}) instead of freezing: "
-                                   f"{self._answer()}")
-            time.sleep(0.002)
+        if self._child.wait_stopped(time.monotonic() + self.timeout_s):
+            return
+        if self._child.ended is not None:
+            raise RuntimeError(f"the child ended (status {self._child.ended.status}) instead "
+                               f"of freezing: {self._answer()}")
         self.kill()
         raise RuntimeError(f"the child did not freeze within {self.timeout_s:g} s")
 
     def thaw(self) -> dict[str, Any]:
         """SIGCONT, wait for the child to finish; ``{"result": ...}`` or ``{"error": ...}``."""
-        os.kill(self.pid, signal.SIGCONT)
+        self._child.cont()
         answer = self._answer()
-        _, status = os.waitpid(self.pid, 0)
-        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-            raise RuntimeError(f"the thawed child did not finish cleanly (status {status})")
+        ended = self._child.wait()
+        if ended.code != 0:
+            raise RuntimeError(f"the thawed child did not finish cleanly (status {ended.status})")
         return answer
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, ChildProcessError):
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
+        self._child.kill()
 
     def _answer(self) -> dict[str, Any]:
         chunks = []

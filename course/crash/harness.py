@@ -57,151 +57,60 @@ Why it is fast, and what that does not change:
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import importlib
 import json
 import os
-import select
 import shutil
-import signal
 import sqlite3
 import struct
-import sys
 import tempfile
-import threading
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from course.base import crashpoints
-from course.cloudwave.nodes import DEFAULT_MESSAGE, GRAPHS
-from course.crash.resume import (
-    SETTLED_ELSEWHERE,
-    become_worker,
-    reconcile_pending,
-    thread_finished,
+from course.base import crashpoints, fork
+from course.cloudwave.nodes import DEFAULT_MESSAGE
+from course.crash.resume import become_worker, reconcile_pending
+from course.crash.scenario import (
+    Attempt,
+    EffectVerdicts,
+    ScenarioResult,
+    _attach_trace,
+    _checkpoint_marks,
+    _left_on_disk,
+    _points,
+    _trace_of,
 )
-from course.durable.guard import NeedsReconcile
+from course.crash.timers import (
+    Progress,
+    _delay_for,
+    _Frozen,
+    _noting_errors,
+    _started,
+    _wait,
+)
+from course.crash.worker import (
+    CHECKPOINTS,
+    DEFAULT_LEASE_S,
+    EXIT_DONE,
+    EXIT_ERROR,
+    EXIT_RECONCILE,
+    EXIT_RETRY,
+    CrashAwareSaver,
+    Factory,
+    _read,
+    _worker,
+    resolve_factory,
+    standalone_worker,
+)
 from course.world import World
-from course.world.billing import KeyInUse
 
-Factory = Callable[[World, Any], Any]
-
-EXIT_DONE, EXIT_ERROR, EXIT_RECONCILE, EXIT_RETRY = 0, 1, 10, 11
-DEFAULT_LEASE_S = 0.05  # the simulated provider's in-flight lease inside the harness
-CHECKPOINTS = "checkpoints.db"
-
-
-@dataclass
-class Attempt:
-    number: int
-    armed: str  # "charge/after_effect", "timer 3.1 ms" or "" for a plain resume
-    outcome: str  # killed | completed | needs_reconcile | retry | error
-    reached: list[tuple[str, str]] = field(default_factory=list)
-    detail: str = ""
-    # ``reached`` with the trace's marks (``run/started``, ``after_intent``, ...), as
-    # "node/point", and when the worker passed each (seconds since its start): the fuzzer's
-    trail: list[str] = field(default_factory=list)
-    trail_s: list[float] = field(default_factory=list)
-    started_at: float = 0.0  # the worker's start (monotonic)
-    elapsed_s: float = 0.0  # from the worker's start (just after fork) to its end
-    checkpoints_s: list[float] = field(default_factory=list)  # each durable put, since start
-    # a killed worker only: what it left for the next one, read from the checkpoint database
-    # after it died (see _left_on_disk)
-    checkpoints_left: int | None = None
-    writes_left: tuple[str, ...] = ()
-    frozen: _Frozen | None = field(default=None, repr=False)  # a paused worker, to wake later
-
-
-class EffectVerdicts:
-    """What a run's ``charges``, ``emails`` and ``status`` say about exactly-once."""
-
-    charges: int
-    emails: int
-    status: str
-
-    @property
-    def double_charge(self) -> bool:
-        return self.charges > 1
-
-    @property
-    def double_email(self) -> bool:
-        return self.emails > 1
-
-    @property
-    def lost(self) -> bool:
-        """The run did not end with its charge and its email (exactly-once needs at-least-once)."""
-        return self.status != "completed" or self.charges == 0 or self.emails == 0
-
-
-@dataclass
-class ScenarioResult(EffectVerdicts):
-    graph: str
-    node: str | None
-    point: str | None
-    thread_id: str
-    invoice_id: str
-    attempts: list[Attempt]
-    charges: int
-    emails: int
-    reconciled: int
-    status: str  # completed | error | gave_up
-    run_dir: Path
-    doubles: list[dict[str, Any]] = field(default_factory=list)  # Ledger.doubles(), every invoice
-
-    @property
-    def killed(self) -> int:
-        return sum(a.outcome == "killed" for a in self.attempts)
-
-    @property
-    def kill_landed(self) -> bool:
-        """The first worker died of the kill, or was frozen by the pause (a timer can fire
-        after the worker finished)."""
-        return bool(self.attempts) and self.attempts[0].outcome in ("killed", "paused")
-
-    @property
-    def paused(self) -> int:
-        return sum(a.outcome == "paused" for a in self.attempts)
-
-    @property
-    def killed_at(self) -> tuple[str, str] | None:
-        """Where the first worker died: the last crash point it passed, ``("", "start-up")``
-        if it died before any, or None if it was not killed."""
-        if not self.kill_landed:
-            return None
-        reached = self.attempts[0].reached
-        return reached[-1] if reached else ("", "start-up")
-
-    @property
-    def killed_as_armed(self) -> bool:
-        """The scenario was armed at ``(node, point)`` and the first worker died right there."""
-        return self.node is not None and self.killed_at == (self.node, self.point)
-
-    @property
-    def verdict(self) -> str:
-        if self.status == "error":
-            lines = [line for line in self.attempts[-1].detail.strip().splitlines()
-                     if line.strip() and not line.startswith("During task")]  # LangGraph's note
-            return "error: " + (lines[-1] if lines else "unknown")[:60]
-        if self.node is not None and not self.killed_as_armed:
-            return f"NOT KILLED at {self.node}/{self.point} (never reached)"
-        problems = [label for flag, label in (
-            (self.double_charge, "DOUBLE CHARGE"), (self.double_email, "double email"),
-            (self.lost, "LOST")) if flag]
-        if problems:
-            return ", ".join(problems)
-        return "ok (reconciled)" if self.reconciled else "ok"
-
-    def row(self) -> dict[str, Any]:
-        return {"node": self.node or "-", "crash point": self.point or "-",
-                "runs": len(self.attempts), "charges": self.charges, "emails": self.emails,
-                "outcome": self.verdict}
+__all__ = ["CHECKPOINTS", "DEFAULT_LEASE_S", "EXIT_DONE", "EXIT_ERROR", "EXIT_RECONCILE",
+           "EXIT_RETRY", "Attempt", "CrashAwareSaver", "CrashHarness", "EffectVerdicts",
+           "Factory", "Progress", "ScenarioResult", "resolve_factory", "standalone_worker"]
 
 
 class CrashHarness:
@@ -346,61 +255,54 @@ class CrashHarness:
         label = _label(armed, kill_after_s)
         if pause_for_s is not None:
             label = f"pause {pause_for_s * 1000:.0f} ms at {label.removeprefix('timer ')}"
-        sys.stdout.flush()
-        sys.stderr.flush()
         alive_read, alive_write = os.pipe()
         progress_read, progress_write = os.pipe() if aim and kill_after_s is not None else (
             None, None)
         if progress_write is not None:
             os.set_blocking(progress_write, False)  # a worker never waits for the harness
+        def worker() -> int:
+            os.close(alive_read)
+            if progress_read is not None:
+                os.close(progress_read)
+            os.write(alive_write, struct.pack("d", time.monotonic()))  # "I am running"
+            os.close(alive_write)
+            return _worker(graph, saver, run_dir, thread_id, self.message, number, armed,
+                           progress_write)
+
         gc.freeze()  # the worker's collector then skips everything inherited: fewer copied pages
-        pid = os.fork()
-        if pid:
+        try:
+            child = fork.start(_noting_errors(run_dir, worker))
+        finally:
             gc.unfreeze()
             os.close(alive_write)
             if progress_write is not None:
                 os.close(progress_write)
-        else:  # the worker
-            code = EXIT_ERROR
-            try:
-                os.close(alive_read)
-                if progress_read is not None:
-                    os.close(progress_read)
-                os.write(alive_write, struct.pack("d", time.monotonic()))  # "I am running"
-                os.close(alive_write)
-                code = _worker(graph, saver, run_dir, thread_id, self.message, number, armed,
-                               progress_write)
-            except BaseException:
-                with contextlib.suppress(BaseException):
-                    _write(run_dir / "error.txt", traceback.format_exc())
-            finally:
-                os._exit(code)
         started = _started(alive_read)
         progress = None if progress_read is None else (progress_read, *aim)
         try:
             if pause_for_s is not None and kill_after_s is not None:
-                frozen = _Frozen.at(pid, started + kill_after_s, pause_for_s, progress)
+                frozen = _Frozen.at(child, started + kill_after_s, pause_for_s, progress)
                 if frozen is not None:  # what it reached before it froze (it goes on later)
                     trail, times = _trace_of(run_dir).get(number, ([], []))
                     return Attempt(number, label, "paused", _points(trail), detail="SIGSTOP",
                                    elapsed_s=time.monotonic() - started, frozen=frozen,
                                    trail=trail, trail_s=[t - started for t in times],
                                    started_at=started)
-                status = os.waitpid(pid, 0)[1]  # it finished before the pause: nothing froze
+                ended = child.wait()  # it finished before the pause: nothing froze
             else:
-                status = _wait(pid, None if kill_after_s is None else started + kill_after_s,
-                               progress)
+                ended = _wait(child, None if kill_after_s is None else started + kill_after_s,
+                              progress)
         finally:
             if progress_read is not None:
                 os.close(progress_read)
         elapsed = time.monotonic() - started
         marks = _checkpoint_marks(run_dir, number, started)
-        if os.WIFSIGNALED(status):
+        if ended.signal:
             left, writes = _left_on_disk(run_dir, thread_id)
-            return Attempt(number, label, "killed", detail=signal.Signals(os.WTERMSIG(status)).name,
+            return Attempt(number, label, "killed", detail=ended.signal,
                            elapsed_s=elapsed, checkpoints_s=marks, checkpoints_left=left,
                            writes_left=writes, started_at=started)
-        code = os.WEXITSTATUS(status)
+        code = ended.code
         outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
                    EXIT_RETRY: "retry"}.get(code, "error")
         detail = ""
@@ -428,68 +330,18 @@ class CrashHarness:
             settle()
             return None
         world.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
         started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            code = EXIT_ERROR
-            try:
-                become_worker(run_dir)
-                settle()
-                code = EXIT_DONE
-            except BaseException:
-                with contextlib.suppress(BaseException):
-                    _write(run_dir / "error.txt", traceback.format_exc())
-            finally:
-                os._exit(code)
-        status = _wait(pid, started + kill_after_s)
-        if os.WIFSIGNALED(status):
+
+        def settle_here() -> int:
+            become_worker(run_dir)
+            settle()
+            return EXIT_DONE
+
+        if _wait(fork.start(_noting_errors(run_dir, settle_here)),
+                 started + kill_after_s).signal:
             return Attempt(0, f"reconcile timer {kill_after_s * 1000:.1f} ms", "killed",
                            detail="SIGKILL", elapsed_s=time.monotonic() - started)
         return None
-
-
-def _delay_for(then_kill: tuple[int, float] | None, stage: int) -> float | None:
-    return then_kill[1] if then_kill is not None and then_kill[0] == stage else None
-
-
-class _Frozen:
-    """A worker frozen with SIGSTOP, and the timer that will wake it with SIGCONT."""
-
-    def __init__(self, pid: int, pause_for_s: float) -> None:
-        self.pid = pid
-        self._timer = threading.Timer(pause_for_s, self._wake)
-        self._timer.daemon = True
-        self._timer.start()
-
-    @classmethod
-    def at(cls, pid: int, deadline: float, pause_for_s: float,
-           progress: Progress | None = None) -> _Frozen | None:
-        """Freeze ``pid`` at ``deadline`` (monotonic, or as ``progress`` moves it); ``None``
-        if it ended before then."""
-        if not _running_at(pid, deadline, progress):
-            return None  # exited (its status is still there to reap)
-        os.kill(pid, signal.SIGSTOP)
-        return cls(pid, pause_for_s)
-
-    def _wake(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGCONT)
-
-    def wake_and_wait(self, run_dir: Path, number: int) -> Attempt:
-        """Let the pause run its course, then wait for the woken worker to end."""
-        self._timer.join()
-        self._wake()  # in case the timer thread was not scheduled
-        status = os.waitpid(self.pid, 0)[1]
-        if os.WIFSIGNALED(status):
-            return Attempt(number, "woken", "killed",
-                           detail=signal.Signals(os.WTERMSIG(status)).name)
-        code = os.WEXITSTATUS(status)
-        outcome = {EXIT_DONE: "completed", EXIT_RECONCILE: "needs_reconcile",
-                   EXIT_RETRY: "retry"}.get(code, "error")
-        return Attempt(number, "woken", outcome,
-                       detail=_read(run_dir / "error.txt") if outcome == "error" else "")
 
 
 def _check_node(graph: Any, node: str, name: str, world: World) -> None:
@@ -520,280 +372,3 @@ def _make_template(directory: Path) -> Path:
     if leftovers:  # a WAL still open somewhere: copying would not be a clean snapshot
         raise RuntimeError(f"template {directory} is not closed cleanly: {leftovers}")
     return directory
-
-
-def _started(alive_read: int) -> float:
-    """When the worker began to run (monotonic clock), as it reported through the pipe.
-
-    Timers count from there, not from ``fork()``: on a busy machine the kernel can take
-    anywhere from 1 to 100 ms to copy the parent and schedule the child, and nothing
-    of the worker happens during that time, so counting it would only blur the instants.
-    """
-    try:
-        stamp = os.read(alive_read, 8)
-    finally:
-        os.close(alive_read)
-    return struct.unpack("d", stamp)[0] if len(stamp) == 8 else time.monotonic()
-
-
-Progress = tuple[int, str, float]  # (pipe of the worker's trace lines, "node/point", offset)
-
-
-def _wait(pid: int, deadline: float | None, progress: Progress | None = None) -> int:
-    """Reap ``pid``; if ``deadline`` (monotonic, or as ``progress`` moves it) comes first,
-    SIGKILL it there and then."""
-    if deadline is not None and _running_at(pid, deadline, progress):
-        with contextlib.suppress(ProcessLookupError):  # a zombie ignores the signal
-            os.kill(pid, signal.SIGKILL)
-    return _reaped.pop(pid) if pid in _reaped else os.waitpid(pid, 0)[1]
-
-
-_reaped: dict[int, int] = {}  # pid -> wait status, of children _has_exited had to reap
-
-
-def _has_exited(pid: int) -> bool:
-    """Whether child ``pid`` has exited. Where ``os.waitid`` is (Linux; macOS from Python
-    3.13) it is asked without reaping; elsewhere the child is reaped and its status kept
-    for :func:`_wait` (then it is never signalled: its pid may already be another's)."""
-    if hasattr(os, "waitid"):
-        return bool(os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT))
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        _reaped[pid] = status
-    return bool(done)
-
-
-def _running_at(pid: int, deadline: float, progress: Progress | None = None) -> bool:
-    """Wait until ``deadline`` (monotonic); whether ``pid`` is still running then (it is
-    not reaped either way). With ``progress = (fd, "node/point", offset)`` the deadline
-    becomes ``offset`` after the instant the worker wrote that it passed the point (its
-    own clock: how late this process reads the line does not matter), when it does."""
-    fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
-    watched = [fd] if fd is not None else []
-    pending = b""
-    if progress is not None:
-        watched.append(progress[0])
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return not _has_exited(pid)
-            if fd is None and not progress:  # portable fallback: poll
-                if _has_exited(pid):
-                    return False
-                time.sleep(min(0.0005, left))
-                continue
-            ready, _, _ = select.select(watched, [], [], min(left, 0.0005) if fd is None
-                                        else left)
-            if fd is not None and fd in ready:
-                return False  # exited before the deadline
-            if progress is not None and progress[0] in ready:
-                chunk = os.read(progress[0], 1 << 16)
-                if not chunk:  # the worker closed its end: it is exiting
-                    watched.remove(progress[0])
-                    progress = None
-                    continue
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    _, node, point, stamp = line.decode().split("\t")
-                    if f"{node}/{point}" == progress[1]:
-                        deadline = float(stamp) + progress[2]
-                        watched.remove(progress[0])
-                        progress = None
-                        break
-            elif fd is None and _has_exited(pid):
-                return False
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-# ------------------------------------------------------------------ worker side
-_timeline_fd: int | None = None
-_timeline_attempt = 0
-
-
-class CrashAwareSaver(SqliteSaver):
-    """A SqliteSaver on a file, safe to build before ``fork``, that tells the crash points
-    when a checkpoint is on disk.
-
-    ``conn`` is opened on first use in each process, so a graph compiled in
-    the parent can be inherited by forked workers. Pass an open connection
-    instead of a path to use it as it is (single process only).
-    """
-
-    def __init__(self, path_or_conn: str | Path | sqlite3.Connection) -> None:
-        self._path = None if isinstance(path_or_conn, sqlite3.Connection) else Path(path_or_conn)
-        self._conn_pid: int | None = None
-        self._connection: sqlite3.Connection | None = None
-        super().__init__(path_or_conn if self._path is None else None)  # type: ignore[arg-type]
-
-    @property
-    def conn(self) -> sqlite3.Connection:  # type: ignore[override]
-        if self._connection is None or self._conn_pid != os.getpid():
-            if self._path is None:
-                raise RuntimeError("this saver's connection belongs to another process")
-            self._connection = sqlite3.connect(self._path, check_same_thread=False)
-            self._conn_pid = os.getpid()
-            self.is_setup = False
-            self.lock = threading.Lock()
-        return self._connection
-
-    @conn.setter
-    def conn(self, value: sqlite3.Connection | None) -> None:
-        self._connection = value
-        self._conn_pid = os.getpid() if value is not None else None
-
-    def put_writes(self, config, writes, task_id, task_path=""):
-        super().put_writes(config, writes, task_id, task_path)
-        crashpoints.writes_saved(task_path)
-
-    def put(self, config, checkpoint, metadata, new_versions):
-        crashpoints.await_writes()  # the node's write record first (langgraph issue 8039)
-        saved = super().put(config, checkpoint, metadata, new_versions)
-        if _timeline_fd is not None:  # one unbuffered write: a kill right after loses nothing
-            os.write(_timeline_fd, f"{_timeline_attempt}\t{time.monotonic():.6f}\n".encode())
-        crashpoints.checkpoint_written()
-        return saved
-
-
-def _worker(graph: Any, saver: SqliteSaver, run_dir: Path, thread_id: str, message: str,
-            number: int, armed: tuple[str, str] | None, progress_fd: int | None = None) -> int:
-    global _timeline_fd, _timeline_attempt
-    become_worker(run_dir)
-    crashpoints.trace_to(str(run_dir / "trace.log"), number, progress_fd)
-    _timeline_fd = os.open(run_dir / "timeline.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                           0o644)
-    _timeline_attempt = number
-    config = {"configurable": {"thread_id": thread_id}}
-    started = saver.get_tuple(config) is not None
-    if started and thread_finished(graph, config):
-        return EXIT_DONE  # an earlier worker finished: nothing to resume
-    if armed:
-        crashpoints.arm(*armed)
-    # a graph from course.crash.with_durability runs another mode than "sync"
-    crashpoints.expect_write_records(getattr(graph, "durability", "sync") != "exit")
-    payload = None if started else {"thread_id": thread_id, "message": message}
-    crashpoints.run_started()
-    try:
-        graph.invoke(payload, config, durability="sync")
-    except NeedsReconcile as pending:
-        _write(run_dir / "reconcile.json", json.dumps(
-            {"session_id": pending.session_id, "step": pending.step, "key": pending.idem_key}))
-        return EXIT_RECONCILE
-    except (KeyInUse, *SETTLED_ELSEWHERE) as busy:
-        _write(run_dir / "retry.txt", str(busy))  # e.g. "another process finished step ..."
-        return EXIT_RETRY
-    return EXIT_DONE
-
-
-def standalone_worker(graph: Factory | str, run_dir: str | Path, thread_id: str, number: int,
-                      armed: tuple[str, str] | None = None, *, message: str = DEFAULT_MESSAGE,
-                      lease_s: float = DEFAULT_LEASE_S) -> int:
-    """One attempt's worker in *this* process, built from scratch (no fork, no warm parent).
-
-    Returns the worker's exit code (``EXIT_DONE``, ``EXIT_RECONCILE``, ...); an armed
-    crash point SIGKILLs this process. ``python -m bench`` runs it in fresh interpreters
-    to measure what forking from a warm parent saves.
-    """
-    run_dir = Path(run_dir)
-    world = World(run_dir, in_flight_lease_s=lease_s)
-    saver = CrashAwareSaver(run_dir / CHECKPOINTS)
-    return _worker(resolve_factory(graph)(world, saver), saver, run_dir, thread_id, message,
-                   number, armed)
-
-
-def _trace_of(run_dir: Path) -> dict[int, tuple[list[str], list[float]]]:
-    """Per attempt: every point and mark it passed ("node/point"), and when (monotonic)."""
-    by_attempt: dict[int, tuple[list[str], list[float]]] = {}
-    for line in _read(run_dir / "trace.log").splitlines():
-        number, node, point, stamp = line.split("\t")
-        trail, times = by_attempt.setdefault(int(number), ([], []))
-        trail.append(f"{node}/{point}")
-        times.append(float(stamp))
-    return by_attempt
-
-
-def _points(trail: list[str]) -> list[tuple[str, str]]:
-    """The crash points of a trail, without the marks only the fuzzer reads."""
-    pairs = [tuple(label.split("/", 1)) for label in trail]
-    return [(node, point) for node, point in pairs if point in crashpoints.POINTS]
-
-
-def _attach_trace(run_dir: Path, attempts: list[Attempt]) -> None:
-    by_attempt = _trace_of(run_dir)
-    paused = next((a for a in attempts if a.outcome == "paused"), None)
-    for attempt in attempts:
-        if attempt is paused:
-            continue  # keeps what it reached before the freeze
-        if attempt.armed == "woken" and paused is not None:  # the rest of the frozen worker
-            trail = by_attempt.get(paused.number, ([], []))[0][len(paused.trail):]
-            attempt.reached, attempt.trail = _points(trail), trail
-            continue
-        trail, times = by_attempt.get(attempt.number, ([], []))
-        attempt.reached, attempt.trail = _points(trail), trail
-        attempt.trail_s = [round(t - attempt.started_at, 6) for t in times]
-
-
-# channels of a write record that do not mean "the node finished": its error, its
-# interrupt, the answer to an interrupt, a scheduled task
-_NOT_FINISHED = ("__error__", "__interrupt__", "__resume__", "__scheduled__")
-
-
-def _left_on_disk(run_dir: Path, thread_id: str) -> tuple[int, tuple[str, ...]]:
-    """What the checkpoint database holds for ``thread_id`` now: the number of checkpoints,
-    and the nodes whose write records sit on the newest one (they finished in the step that
-    was running, so the next worker applies their writes instead of running them). Read with
-    a connection of its own, closed before the next fork. The timeline marks
-    (``checkpoints_s``) cannot say this: a worker killed between a background ``put`` and
-    its mark, or whose write record landed without a step checkpoint, is only seen here."""
-    conn = sqlite3.connect(run_dir / CHECKPOINTS)
-    try:
-        newest = conn.execute(
-            "SELECT COUNT(*), MAX(checkpoint_id) FROM checkpoints"
-            " WHERE thread_id = ? AND checkpoint_ns = ''", (thread_id,)).fetchone()
-        if not newest[0]:
-            return 0, ()
-        paths = conn.execute(
-            "SELECT task_path FROM writes WHERE thread_id = ? AND checkpoint_ns = ''"
-            f" AND checkpoint_id = ? AND channel NOT IN ({', '.join('?' * len(_NOT_FINISHED))})"
-            " ORDER BY rowid", (thread_id, newest[1], *_NOT_FINISHED)).fetchall()
-    finally:
-        conn.close()
-    nodes = [path.rsplit(", ", 1)[-1] for (path,) in paths if path]
-    return newest[0], tuple(dict.fromkeys(nodes))
-
-
-def _checkpoint_marks(run_dir: Path, number: int, started: float) -> list[float]:
-    marks = []
-    for line in _read(run_dir / "timeline.log").splitlines():
-        attempt, _, stamp = line.partition("\t")
-        if attempt == str(number):
-            marks.append(float(stamp) - started)
-    return marks
-
-
-def resolve_factory(factory: Factory | str) -> Factory:
-    """``"naive"``, ``"keyed"``, ``"package.module:function"`` or a callable."""
-    if callable(factory):
-        return factory
-    if factory in GRAPHS:
-        return GRAPHS[factory]
-    if ":" in factory:
-        module, _, attr = factory.partition(":")
-        found = getattr(importlib.import_module(module), attr, None)
-        if callable(found):
-            return found
-        raise ValueError(f"{factory!r}: {module} has no callable {attr!r}")
-    raise ValueError(f"unknown graph {factory!r}: use naive, keyed or module:function")
-
-
-def _write(path: Path, text: str) -> None:
-    Path(path).write_text(text)
-
-
-def _read(path: Path) -> str:
-    try:
-        return Path(path).read_text()
-    except FileNotFoundError:
-        return ""

@@ -14,12 +14,10 @@ the same name, the same key and the same guard record.
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
-from course.base import crashpoints
+from course.base import crashpoints, fork
 from course.cloudwave.graph import build_graph
 from course.cloudwave.nodes import DEFAULT_MESSAGE, KEYED_NODES
 from course.crash.harness import CHECKPOINTS, CrashAwareSaver
@@ -53,19 +51,16 @@ def kill_in_flight(directory: str | Path, thread_id: str = "incident-1",
     graph = build_graph({**KEYED_NODES, "charge": _charge_then_die}, world=world,
                         checkpointer=saver)
     config = {"configurable": {"thread_id": thread_id}}
-    pid = os.fork()
-    if pid == 0:  # the worker
-        code = 1
-        try:
-            become_worker(directory)
-            graph.invoke({"thread_id": thread_id, "message": message}, config,
-                         durability="sync")
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
-        raise RuntimeError(f"the worker was not killed mid-charge (wait status {status}); "
-                           f"see {directory / 'worker.log'}")
+    def worker() -> None:
+        become_worker(directory)
+        graph.invoke({"thread_id": thread_id, "message": message}, config,
+                     durability="sync")
+        raise AssertionError("the worker lived through the charge")
+
+    ended = fork.start(worker).wait()
+    if not ended.killed:
+        raise RuntimeError(f"the worker was not killed mid-charge (it ended: {ended}, wait "
+                           f"status {ended.status}); see {directory / 'worker.log'}")
     check = World(directory)
     try:
         if in_flight(check.records, thread_id) != ["charge"] or len(check.billing.charges()) != 1:

@@ -24,7 +24,6 @@ import json
 import os
 import signal
 import sqlite3
-import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -35,7 +34,7 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from course.crash.harness import _wait as wait_or_kill
+from course.base import fork
 from course.world import World
 
 Factory = Callable[[World, Any], Any]
@@ -139,25 +138,19 @@ def _count(run_dir: Path, what: str) -> int:
 def _in_child(body: Callable[[], int], errors: Path, timeout_s: float) -> tuple[int, str]:
     """Fork, run ``body`` in the child (its return value is the exit code); ``(pid, how it
     ended)``: ``"exit N"``, a signal's name, or ``"timeout"``."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        code = FAILED
+    def noting() -> int:
         try:
-            code = body()
+            return body()
         except BaseException:
-            try:
-                errors.write_text(traceback.format_exc())
-            finally:
-                os._exit(FAILED)
-        os._exit(code)
-    deadline = time.monotonic() + timeout_s
-    status = wait_or_kill(pid, deadline)
-    if os.WIFSIGNALED(status):
-        timed_out = os.WTERMSIG(status) == signal.SIGKILL and time.monotonic() >= deadline
-        return pid, "timeout" if timed_out else signal.Signals(os.WTERMSIG(status)).name
-    return pid, f"exit {os.WEXITSTATUS(status)}"
+            errors.write_text(traceback.format_exc())
+            return FAILED
+
+    child = fork.start(noting)
+    ended = child.wait(time.monotonic() + timeout_s)
+    if ended is None:
+        child.kill()
+        return child.pid, "timeout"
+    return child.pid, str(ended)
 
 
 def _note(path: Path, data: dict[str, Any]) -> None:

@@ -20,8 +20,6 @@ the start took.
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 import uuid
 from dataclasses import dataclass
@@ -97,10 +95,11 @@ def restart_drill(server: Any, directory: str | Path, *, graph: Factory | str = 
                                        durability="sync")
         return 0  # reached only if the crash point never fired
 
-    _, status = os.waitpid(_fork(run_dir, first_run), 0)
-    if not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
-        raise RuntimeError(f"the worker was meant to die at {node}/{point} but exited with "
-                           f"status {status}: is {node!r} a node this graph reaches?")
+    ended = _fork(run_dir, first_run).wait()
+    if not ended.killed:
+        raise RuntimeError(f"the worker was meant to die at {node}/{point} but ended with "
+                           f"{ended} (status {ended.status}): is {node!r} a node this graph "
+                           "reaches?")
     started = time.perf_counter()
     server.halt("immediate")
     halted = time.perf_counter()

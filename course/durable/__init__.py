@@ -15,6 +15,8 @@ vendor.
   :func:`select_recovery`, checkpoint diagnosis.
 - :mod:`course.durable.actions`: carry a recovery out: :func:`resume`,
   :func:`branch`, :func:`abandon` (settle in-flight steps first).
+- :mod:`course.durable.savers`: checkpointers (SQLite, safe across ``fork``; Postgres)
+  that tell the crash points when a write record or a checkpoint is stored.
 - :mod:`course.durable.replay`: :class:`ReplayRecord` per step (model name and
   version, transcript hash, tool inputs and outputs), :class:`ReplayLog`,
   :func:`model_changed_at`, :func:`replay_tools`.
