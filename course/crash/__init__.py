@@ -20,6 +20,8 @@ May import: every floor below (it runs CloudWave graphs against a world).
 - :mod:`course.crash.concurrent`: two resumers racing for one crashed thread (week 6).
 - :mod:`course.crash.freeze`: freeze a worker (SIGSTOP) instead of killing it, and
   see what fencing tokens prevent.
+- Shared by all of them: :mod:`course.crash.resume` (what every resuming process needs)
+  and :mod:`course.crash.state` (a thread's final state, read from its checkpoints).
 """
 
 from course.crash.concurrent import RaceResult, resume_race
