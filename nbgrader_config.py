@@ -62,7 +62,7 @@ c.OverwriteCells.add_missing_cells = True
 #   once per cell (course/grader/nbgrader_schema_once.py);
 # - GradingExecute: nbgrader's Execute plus a budget for the whole notebook (one loop in
 #   a helper that eight tests call costs the budget, not 8 x 30 s), test cells that the
-#   notebook cannot neuter, and each kernel in a sandbox (course/sandbox/sandbox.py).
+#   notebook cannot neuter, and each kernel in a sandbox (course/sandbox/execute.py).
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
@@ -71,7 +71,7 @@ c.Autograde.sanitize_preprocessors = [
     "course.grader.nbgrader_schema_once.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "course.sandbox.sandbox.GradingExecute",
+    "course.sandbox.execute.GradingExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -95,7 +95,7 @@ c.PercentPerDay.percent_per_day = PERCENT_PER_DAY
 NOTEBOOK_BUDGET_S = 120
 c.GradingExecute.notebook_budget = NOTEBOOK_BUDGET_S
 # Each graded kernel runs in the allow-list sandbox wherever bubblewrap works: `make grade`,
-# the hub's formgrader, nbgrader autograde by hand (course/sandbox/sandbox.py). `make
+# the hub's formgrader, nbgrader autograde by hand (course/sandbox/managers.py). `make
 # check` turns it off for your own notebook; COURSE_GRADING_SANDBOX=on|off overrides.
 c.GradingExecute.sandbox = "auto"
 

@@ -13,7 +13,7 @@ import pytest
 from classroom_fixtures import another_clone, build_class, build_course, grade_week5
 from weeks import REPO, autograded_points
 
-from course.sandbox.sandbox import availability
+from course.sandbox.jail import availability
 from course.term.coursedir import in_sync
 
 FULL = int(autograded_points(REPO / "solutions" / "week5" / "week5.ipynb"))
@@ -191,7 +191,7 @@ def test_clever_cheats_gain_nothing_and_each_is_on_its_row(graded):
 def test_no_feedback_quotes_a_hidden_test_or_names_a_grading_folder(graded):
     """Every student's feedback, wrong, broken and hostile answers included: no line of a
     hidden test of 25 characters or more, and no folder of the grading machine."""
-    from course.sandbox.sandbox import SANDBOX_ROOT
+    from course.sandbox.jail import SANDBOX_ROOT
     from course.term.feedback import hidden_lines
 
     course, students, _, _ = graded

@@ -13,7 +13,7 @@ import pytest
 from test_as_a_student import _console_scripts
 from weeks import REPO
 
-from course.sandbox.sandbox import availability
+from course.sandbox.jail import availability
 
 pytestmark = pytest.mark.slow
 

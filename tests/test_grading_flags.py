@@ -88,7 +88,7 @@ ATTACKS = {
     "sys.modules assignment": ("import sys\nsys.modules['course.billing'] = fake",
                                "sys.modules"),
     "the grader's modules": ("from course.sandbox.intact import proof", "course.sandbox"),
-    "the grader through the package": ("import course\ncourse.sandbox.sandbox.note = print",
+    "the grader through the package": ("import course\ncourse.sandbox.notes.note = print",
                                        "course.sandbox"),
     "the grader's floor as a name": ("from course import term", "course.term"),
     "the helpers' insides": ("import course.grading.checks as c\nc.run_forked = None",

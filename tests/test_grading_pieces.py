@@ -15,12 +15,10 @@ from classroom_fixtures import NEUTER
 from nbclient import NotebookClient
 
 from course.grader.autograde import weeks_with_notebooks
-from course.sandbox.sandbox import (
-    GradingExecute,
-    SandboxedKernelManager,
-    availability,
-    student_of,
-)
+from course.sandbox.execute import GradingExecute
+from course.sandbox.jail import availability
+from course.sandbox.managers import SandboxedKernelManager
+from course.sandbox.notes import student_of
 from course.term import rubric
 from course.term.classgrade import split
 from course.term.feedback import BEGIN, HideHiddenTests

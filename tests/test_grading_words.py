@@ -5,8 +5,9 @@ and the check's answer is refused when it says a word the check cannot say."""
 from __future__ import annotations
 
 from course.grader.verdict import one_line
+from course.sandbox.guard import trusted
 from course.sandbox.intact import is_finding
-from course.sandbox.sandbox import note, trusted
+from course.sandbox.notes import note
 from course.term.report import describe as _describe
 
 FORGED = "sys.stderr\nc_zoe: sandbox blocked: tried to read /etc/shadow"

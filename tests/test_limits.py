@@ -157,7 +157,7 @@ def test_make_check_holds_a_learners_runaway_cell_to_the_same_limits(week1_solve
     ``make test-all``, as a normal account too (tests/test_as_a_student.py)."""
     import nbformat
 
-    from course.sandbox.sandbox import availability
+    from course.sandbox.jail import availability
 
     if sandbox == "on" and availability():
         pytest.skip(f"no sandbox here: {availability()}")

@@ -2,7 +2,7 @@
 
 Every week's notebook keeps its worlds in ``LAB = scratch_folder("weekN")``
 (:mod:`course.base.scratch`). A kernel shut down the usual way removes it; grading shuts
-kernels down at once, so :class:`course.sandbox.sandbox.GradingExecute` gives each
+kernels down at once, so :class:`course.sandbox.execute.GradingExecute` gives each
 kernel a ``TMPDIR`` of the notebook's own and removes it afterwards; the Validate button
 (nbgrader's own Execute) shuts its kernel down gracefully. Before these, each
 run left a few megabytes in ``/tmp``: 18 GB on the test machine after a day of runs.
@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 from traitlets.config import PyFileConfigLoader
 
 from course.grader.validate import CourseValidator
-from course.sandbox.sandbox import GradingExecute
+from course.sandbox.execute import GradingExecute
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -10,6 +10,8 @@ and imports neither.
   repeat it?) and the verdict ``effects=<n> keyed=<k> repeatable=<r>``.
 - :class:`RecordingWorld` is how it sees the effects: a world that logs every
   call to billing, mail and the webhook with the node that made it.
+- :mod:`course.audit.auditor` holds :func:`audit`, :mod:`course.audit.recorder` the
+  recording world.
 - ``python -m course.audit --graph naive|keyed`` or ``python -m course.audit
   package.module:builder`` prints the table.
 """

@@ -10,6 +10,9 @@
 - :mod:`course.base.scratch`: :func:`scratch_folder`, a notebook's temporary folder,
   removed when its kernel stops; :func:`shown_path`, a path as a message shows it;
   :func:`~course.base.scratch.ram_or_temp`, RAM for many short-lived files if it has room.
+- :mod:`course.base.platform`: the Pythons and systems the course supports, said once.
+- :mod:`course.base.lazy_rfc3987`: ``import jsonschema`` without its 2 s IRI parser.
+- :mod:`course.base.npm`: pinned npm packages (the hub's proxy, the Claude Code CLI).
 """
 
 from course.base import crashpoints

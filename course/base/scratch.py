@@ -4,7 +4,7 @@
 it when the process that made it exits normally: a kernel shut down by JupyterLab (Shut
 Down Kernel, Restart) or by nbclient's default graceful shutdown runs Python's exit
 handlers, and so does nbgrader's Validate button. Grading shuts kernels down at once,
-without them; there :class:`course.sandbox.sandbox.GradingExecute` removes the kernel's
+without them; there :class:`course.sandbox.execute.GradingExecute` removes the kernel's
 whole temporary folder instead. Each run of a week's notebook used to leave its worlds behind in
 ``/tmp``, a few megabytes a run: a day of test runs left 18 GB.
 

@@ -16,7 +16,13 @@
 May import: every layer below (it shows worlds, graphs and crashes). The names
 below are imported on first use, so ``python -m course.classroom.lab`` starts fast.
 
-- :mod:`course.classroom.lab`: ``make lab``, JupyterLab on the course.
+- :mod:`course.classroom.lab`: ``make lab``, JupyterLab on the course;
+  :mod:`course.classroom.contents`: the lab's notebooks not marked modified on opening.
+- Where each widget lives: :mod:`course.classroom.crashlab`,
+  :mod:`course.classroom.timeline`, :mod:`course.classroom.compounding`,
+  :mod:`course.classroom.replay`, :mod:`course.classroom.history`,
+  :mod:`course.classroom.approval`; :mod:`course.classroom._render` draws the figures
+  without pyplot.
 
 Widgets work without a front end (``nbclient``, tests): they are created and
 updated, and every number they show is also an attribute.

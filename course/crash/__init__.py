@@ -21,6 +21,8 @@ May import: every floor below (it runs CloudWave graphs against a world).
   :mod:`~course.crash.backends`: what its workers (and the drill's) open, per store.
 - :mod:`course.crash.freeze`: freeze a worker (SIGSTOP) instead of killing it, and
   see what fencing tokens prevent.
+- Shared by all of them: :mod:`course.crash.resume` (what every resuming process needs)
+  and :mod:`course.crash.state` (a thread's final state, read from its checkpoints).
 """
 
 from course.crash.concurrent import RaceResult, resume_race

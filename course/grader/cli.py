@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="build the throwaway course in DIR and keep it (to inspect)")
     args = parser.parse_args(argv)
     # Your own notebook, on your own machine: the test guard, not the sandbox's walls
-    # (course/sandbox/sandbox.py); COURSE_GRADING_SANDBOX=on asks for them anyway.
+    # (course/sandbox/jail.py); COURSE_GRADING_SANDBOX=on asks for them anyway.
     os.environ.setdefault("COURSE_GRADING_SANDBOX", "off")
     if args.release:
         try:

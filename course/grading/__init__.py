@@ -9,7 +9,9 @@ The grader itself lives in :mod:`course.grader`, :mod:`course.sandbox` and
   and kill, spy on a receiver, name the course's functions a call ran, and set a
   notebook's policy aside for the course's (:func:`in_fresh_interpreter`,
   :func:`perturbed`, :func:`run_forked`, :func:`kill_self`, :class:`Spy`,
-  :class:`DiesAfter`, :func:`course_code_run`, :func:`course_policy_in`).
+  :class:`DiesAfter`, :func:`course_code_run`, :func:`course_policy_in`); its parts
+  :mod:`course.grading.checks_fresh` (a new interpreter) and
+  :mod:`course.grading.checks_clock` (clocks and dice moved).
 - :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
 """
 

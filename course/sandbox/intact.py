@@ -5,7 +5,7 @@ code. Code there can rewire the kernel so that a failing test looks like a passi
 an IPython AST or input transformer that wraps every later cell in
 ``try/except BaseException``, ``sys.stderr`` swapped for a buffer, a custom exception
 handler, a trace function that skips lines, a replaced builtin. This module is the
-kernel's half of the guard (the grader's half is in :mod:`course.sandbox.sandbox`):
+kernel's half of the guard (the grader's half is in :mod:`course.sandbox.guard`):
 
 - :func:`install` (called by :mod:`course.sandbox.kernel` before any cell runs) takes a
   snapshot of every such hook as ipykernel set it up, and publishes :func:`check` under
@@ -24,6 +24,17 @@ put back (the kernel's ``do_execute``, its session's ``send``). The grader refus
 answer that says a word :func:`is_finding` does not know, and the static flagger
 (:mod:`course.grader.flags`) holds every notebook that reaches for these things for a
 person; it does not make them impossible.
+
+Library attributes it assigns: the hooks it puts back are IPython's and ipykernel's own
+attributes of the kernel's shell (the lists :data:`SHELL_LISTS` and :data:`MANAGER_LISTS`
+name, the objects of :data:`SHELL_ATTRS`, the methods of :data:`METHODS`, private
+``_showtraceback`` included, on the shell and on every class of its MRO, and
+``shell.events.callbacks``). A name that upstream renames is skipped silently by the
+snapshot, so each must still exist: tests/test_upstream_sandbox.py checks them in a
+live kernel.
+
+Written against: ipykernel 7.4.0, IPython 9.18.1.
+Upstream: no upstream issue; the hooks are private.
 """
 
 from __future__ import annotations
@@ -48,7 +59,7 @@ _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,60}"
 
 def is_finding(name: str) -> bool:
     """Whether ``name`` is one of the names :meth:`_Snapshot.restore` can report: the
-    grader accepts no other word from the kernel's check (:func:`course.sandbox.sandbox.
+    grader accepts no other word from the kernel's check (:func:`course.sandbox.guard.
     trusted`)."""
     import re
 

@@ -1,10 +1,12 @@
-"""The grading sandbox's walls: the bubblewrap command that starts a graded kernel.
+"""The grading sandbox's walls: whether they can be built here, and the bubblewrap
+command that starts a graded kernel inside them.
 
-:mod:`course.sandbox.sandbox` explains the design; this module only builds the command
-line. The sandbox is an **allow-list**, built by bubblewrap (``bwrap``, the sandbox
-Flatpak uses; Debian's ``bubblewrap``): the kernel starts in an empty root file system
-that holds only what :func:`allowed_paths` lists, and new user, PID, network, IPC and
-UTS namespaces of its own. So it sees
+:mod:`course.sandbox.managers` explains the design and starts the kernel; this module
+says whether kernels are to be sandboxed (:func:`sandboxed`, :func:`availability`) and
+builds the command line (:func:`command`). The sandbox is an **allow-list**, built by
+bubblewrap (``bwrap``, the sandbox Flatpak uses; Debian's ``bubblewrap``): the kernel
+starts in an empty root file system that holds only what :func:`allowed_paths` lists,
+and new user, PID, network, IPC and UTS namespaces of its own. So it sees
 
 - the system, read-only: ``/usr`` (and the ``/bin``, ``/lib``... links or folders
   into it), ``/etc`` and ``/sys``;
@@ -19,13 +21,15 @@ UTS namespaces of its own. So it sees
   the attempts pipe (:data:`ATTEMPTS_INSIDE`), which the grader reads.
 
 Nothing here runs as root: as root the sandbox first drops to an account of the
-kernel's own (:mod:`course.sandbox.sandbox`), then bubblewrap uses an unprivileged
+kernel's own (:func:`fresh_uid`, :mod:`course.host.reach`), then bubblewrap uses an unprivileged
 user namespace, exactly as it does for an instructor who is not root.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -34,9 +38,12 @@ from pathlib import Path
 from course.host.reach import with_link_targets
 
 ATTEMPTS_INSIDE = "/run/grading/attempts"
+SANDBOX_ROOT = Path("/run/course-grading")  # as root: scratch folders and pipes go here
+UIDS = (2_100_000_000, 1 << 24)  # as root: each kernel a fresh uid from this range
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM = ("/usr", "/etc", "/sys")  # /sys: what numpy and psutil read about the CPUs
 PACKAGE = Path(__file__).resolve().parents[1]  # course/
+REPO = PACKAGE.parent  # the repository the package sits in: never inside the walls
 INSIDE_ONLY = ("/proc", "/dev", "/run/grading")  # /tmp and /dev/shm: kernel.PRIVATE
 
 
@@ -64,6 +71,41 @@ def works(user: int | None = None, group: int | None = None) -> str:
                 f"({done.stderr.strip()[:160] or done.returncode}); unprivileged user "
                 "namespaces are turned off on this machine")
     return ""
+
+
+def sandboxed(configured: str = "off") -> bool:
+    """Whether kernels are to be sandboxed: ``COURSE_GRADING_SANDBOX`` (on, off, auto; 1
+    and 0 too), else ``configured``. 'auto' means: wherever :func:`availability` finds
+    nothing missing. 'on' where it cannot be is an error when the kernel starts."""
+    wanted = os.environ.get("COURSE_GRADING_SANDBOX", "").strip().lower()
+    mode = {"1": "on", "0": "off", "": configured}.get(wanted, wanted)
+    if mode == "auto":
+        return availability() == ""
+    return mode == "on"
+
+
+@functools.lru_cache(maxsize=1)
+def availability() -> str:
+    """'' when kernels can be sandboxed here, else one sentence saying why not."""
+    if os.geteuid() == 0:
+        missing = [tool for tool in ("unshare", "mount") if not shutil.which(tool)]
+        if missing:
+            return f"{' and '.join(missing)} not found (util-linux): no sandbox"
+        return works(user=fresh_uid(), group=unprivileged().pw_gid)
+    return works()
+
+
+def fresh_uid() -> int:
+    """As root: a uid no account has, for one kernel (from :data:`UIDS`)."""
+    return UIDS[0] + secrets.randbelow(UIDS[1])
+
+
+def unprivileged():
+    """The course's unprivileged account (:mod:`course.host.accounts`): as root, the
+    account a kernel is inside its walls (a name Postgres can look up), with its group."""
+    from course.host.accounts import unprivileged_account
+
+    return unprivileged_account()
 
 
 def environment_paths() -> list[str]:

@@ -1,7 +1,7 @@
 """The kernel a graded notebook runs in: ipykernel, with the grader's guards set first.
 
 ``python -m course.sandbox.kernel PLAN -f CONNECTION_FILE [ipykernel options]`` is what
-:class:`course.sandbox.sandbox.GradingKernelManager` runs in place of
+:class:`course.sandbox.managers.GradingKernelManager` runs in place of
 ``-m ipykernel_launcher``. ``PLAN`` is JSON:
 
 - ``limits``: :meth:`course.sandbox.limits.Limits.plan`, set on this process first
@@ -165,12 +165,14 @@ def main(argv: list[str] | None = None) -> None:
         # In a PID namespace the parent is the sandbox's init (pid 1), which ipykernel's
         # parent poller takes for "the grader died"; bubblewrap's --die-with-parent does
         # that job instead (1, not unset: unset, ipykernel prints a note for a terminal).
+        # ipykernel 7.4.0 reads it into IPKernelApp.parent_handle when it is imported, and
+        # its init_poller skips 1: tests/test_upstream_sandbox.py checks both.
         os.environ["JPY_PARENT_PID"] = "1"
     sys.argv = [sys.argv[0], *args[1:]]
     from ipykernel.kernelapp import IPKernelApp
 
     from course.sandbox.intact import install
-    from course.sandbox.limits import cap_output
+    from course.sandbox.ipykernel_stream_write import cap_output
 
     app = IPKernelApp.instance()
     app.initialize()

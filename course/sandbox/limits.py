@@ -22,7 +22,8 @@ cgroup v1 hierarchy lends to root only, and then only for new groups it makes):
   bomb's children are copies of the kernel, and the kernel cannot finish its cell beside
   them.
 - **output** (default 20 MiB per notebook): the kernel's ``print`` counts what it writes
-  (:func:`cap_output`): the write past the limit raises :class:`OutputLimitExceeded` in
+  (:func:`course.sandbox.ipykernel_stream_write.cap_output`): the write past the limit
+  raises :class:`~course.sandbox.ipykernel_stream_write.OutputLimitExceeded` in
   its cell, and later writes are dropped; the grader counts every output as it arrives
   too (rich displays, a rewired ``print``) and keeps nothing past the limit, interrupting
   the cell that went past it. The feedback says so.
@@ -187,43 +188,6 @@ def _tasks_by_psutil(uid: int) -> int | None:
     except Exception:  # psutil.Error, OSError, and psutil's own IndexError on an empty /proc
         return None
     return count or None
-
-
-class OutputLimitExceeded(Exception):
-    """Raised by the kernel's ``print`` in the cell that went past the output limit."""
-
-
-def cap_output(limit: int, shell) -> None:
-    """Make the kernel's ``sys.stdout`` and ``sys.stderr`` count what they are given: the
-    write that goes past ``limit`` bytes raises :class:`OutputLimitExceeded` in its cell
-    (every later write of that cell too); in later cells writes are dropped. Without it a
-    flood fills the kernel's outgoing queue, and its memory, before the grader can cut
-    it. ``shell`` is IPython's (its ``execution_count`` tells the cells apart)."""
-    import sys
-
-    if limit <= 0:
-        return
-    state = {"written": 0, "cell": None}
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        real = stream.write
-
-        def write(text, _real=real):
-            if state["cell"] is not None:
-                if state["cell"] == shell.execution_count:
-                    raise OutputLimitExceeded(_CUT_MESSAGE.format(size_text(limit)))
-                return len(text)
-            state["written"] += len(text)
-            if state["written"] > limit:
-                state["cell"] = shell.execution_count
-                raise OutputLimitExceeded(_CUT_MESSAGE.format(size_text(limit)))
-            return _real(text)
-
-        stream.write = write
-
-
-_CUT_MESSAGE = ("this notebook printed past its output limit ({}): the rest of its output "
-                "is cut")
 
 
 # --------------------------------------------------------------------- in the grader

@@ -11,7 +11,7 @@ module, an assignment), in the kernel, its threads and the processes it forks; a
 reference that the exercise's own answer cells bind to one of their names (``from
 course.cloudwave.nodes import email_key``, ``first_changed_step = model_changed_at``),
 which the tests then call directly. The
-grader (:class:`course.sandbox.sandbox.TestGuard`) then fails those test cells with
+grader (:class:`course.sandbox.guard.TestGuard`) then fails those test cells with
 :func:`message`, so the exercise scores what the student's own code earns.
 
 The watch is a profile function (``sys.setprofile``); it costs a test cell about what

@@ -22,7 +22,7 @@ It promises:
   (a duplicated, added or re-typed graded cell) are put right before it runs
   (:mod:`course.grader.conform`), said on the row;
 - each line printed names the student it is about; a progress bar on stderr;
-- kernels run sandboxed wherever bubblewrap works (:mod:`course.sandbox.sandbox`); the blocked
+- kernels run sandboxed wherever bubblewrap works (:mod:`course.sandbox.jail`); the blocked
   attempts are printed, prefixed with the student;
 - autograded notebooks go to ``autograded/`` (with rubric cells for graders),
   feedback to ``feedback/``, the CSV to ``grades/weekN.csv``; nbgrader's chatter
@@ -47,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from course.grader.autograde import GradingError, UnreadableNotebook, check_request
-from course.sandbox.sandbox import availability
+from course.sandbox.jail import availability
 from course.term import late
 from course.term.coursedir import (
     course_config,

@@ -65,7 +65,7 @@ def grading_folders(extra: tuple[str, ...] = ()) -> list[str]:
     import sys
     import tempfile
 
-    from course.sandbox.sandbox import REPO, SANDBOX_ROOT
+    from course.sandbox.jail import REPO, SANDBOX_ROOT
 
     # the course being graded is the working folder of nbgrader's commands
     folders = [str(REPO), sys.prefix, sys.base_prefix, str(SANDBOX_ROOT), os.getcwd(),
