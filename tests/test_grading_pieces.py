@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 import re
+import sys
 import types
 from pathlib import Path
 
@@ -481,3 +483,27 @@ def test_the_lms_collector_skips_what_it_cannot_place_and_takes_a_pattern():
                                      r"(?P<timestamp>[0-9T:Z-]+)\.ipynb")  # the guide's
     assert mine.collect("/d/ada-week5-2026-12-01T09-00-00Z.ipynb") == {
         "student_id": "ada", "file_id": "week5", "timestamp": "2026-12-01 09:00:00 UTC"}
+
+
+def test_a_held_row_reaches_canvas_blank_and_an_honest_one_with_its_score(tmp_path,
+                                                                         monkeypatch):
+    """A row the flagger held waits for a person before any score reaches the students'
+    LMS: the Canvas CSV leaves it empty, as it does a row whose written answers wait; the
+    honest row beside it keeps its score, and the course's own CSV keeps both notes."""
+    from nbgrader.api import Gradebook
+
+    from course.term.grades import canvas_rows
+
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs the alembic program
+    monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.update_or_create_student("ada", lms_user_id="101")
+        gb.update_or_create_student("bo", lms_user_id="102")
+    held = Row("bo", "2026-12-01 10:00", 57, 57, None, 0,
+               note="HELD FOR A PERSON: reaches into the grader (imports course.sandbox.guard)")
+    honest = Row("ada", "2026-12-01 09:00", 50, 57, None, 0)
+    _, lines = canvas_rows(5, [honest, held], repo=tmp_path, db_url=url)
+    scores = {line[3]: line[-1] for line in lines[1:]}
+    assert scores == {"ada": "50", "bo": ""}
+    assert held.cells()[-1].startswith("HELD FOR A PERSON")

@@ -56,7 +56,7 @@ from course.term.coursedir import (
     run_converter,
     tools_on_path,
 )
-from course.term.grades import GRADES_DIR, STRANGER, canvas_path, export
+from course.term.grades import GRADES_DIR, HELD, STRANGER, canvas_path, export
 from course.term.merge import Merged, ensure_tables, merge, set_note
 from course.term.report import Progress, describe, unreadable_note, warn_strangers
 from course.term.worker import WORKER
@@ -195,7 +195,7 @@ def grade_class(week: int, repo: Path, *, workers: int = 0, db_url: str | None =
     print(f"wrote {shown} and {canvas_path(shown)} (autograded points, written answers still "
           "to grade, late penalties, submission time); feedback in feedback/<student>/"
           f"week{week}/; autograded notebooks with rubrics in autograded/", flush=True)
-    held = sorted(s for s, note in notes.items() if note.startswith("HELD FOR A PERSON"))
+    held = sorted(s for s, note in notes.items() if note.startswith(HELD))
     if held:
         print(f"make grade: {len(held)} row(s) held for a person (the static flagger found "
               f"code that reaches into the grading machinery; read their notes in "

@@ -198,6 +198,7 @@ def export(week: int, repo: Path = REPO, db_url: str | None = None) -> Path:
     return target
 
 
+HELD = "HELD FOR A PERSON"  # a note's start: the flagger named what the notebook reached for
 STRANGER = "not on the class list"  # the CSV note of a submitter the roster does not name
 
 
@@ -215,8 +216,10 @@ def canvas_rows(week: int, table: list[Row], repo: Path = REPO, db_url: str | No
     *Import* reads back (Student, ID, SIS User ID, SIS Login ID, Section, one column per
     assignment, a "Points Possible" line first). ID is nbgrader's ``lms_user_id`` (the
     roster's ``lms_user_id`` column: the Canvas user id), SIS Login ID the course's student
-    id. The score is ``total_so_far``, left empty while written answers wait for a grader
-    or when the notebook could not be graded (Canvas leaves an empty cell alone). A
+    id. The score is ``total_so_far``, left empty while written answers wait for a grader,
+    when the notebook could not be graded, or while the row is held for a person (the
+    flagger's note: a person decides before a score reaches the students; Canvas leaves an
+    empty cell alone). A
     submitter not on the class list has no Canvas user to match and is left out (the
     course's CSV keeps their row and its note)."""
     from nbgrader.api import Gradebook
@@ -231,7 +234,8 @@ def canvas_rows(week: int, table: list[Row], repo: Path = REPO, db_url: str | No
             continue
         name = ", ".join(part for part in (r.last_name, r.first_name) if part) or r.student
         total = r.autograded + (r.manual or 0) - r.late_penalty
-        done = r.graded and r.manual_state != "not yet graded"
+        done = (r.graded and r.manual_state != "not yet graded"
+                and not (r.note or "").startswith(HELD))
         lines.append([name, lms.get(r.student, ""), "", r.student, "",
                       f"{total:g}" if done else ""])
     return [*CANVAS_HEADER, column], lines

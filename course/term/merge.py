@@ -83,7 +83,8 @@ NOTES = Table(
 
 
 def ensure_tables(gb) -> None:
-    """Create the course's two tables in ``gb``'s database if they are missing."""
+    """Create the course's three tables (answer digests, the re-grade log, notes) in
+    ``gb``'s database if they are missing."""
     META.create_all(gb.engine)
 
 

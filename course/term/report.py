@@ -20,7 +20,7 @@ from pathlib import Path
 from course.grader.autograde import UnreadableNotebook
 from course.grader.verdict import one_line
 from course.sandbox.limits import is_breach
-from course.term.grades import roster_ids
+from course.term.grades import HELD, roster_ids
 
 
 class Progress:
@@ -78,7 +78,7 @@ def describe(student: str, report: dict | None, blocked: list[str],
     lines += [f"{student}: {line}" for line in notes]
     if report.get("flags"):
         lines += [f"{student}: FLAGGED for a person: {line}" for line in report["flags"]]
-        notes.insert(0, "HELD FOR A PERSON: " + " | ".join(report["flags"]))
+        notes.insert(0, f"{HELD}: " + " | ".join(report["flags"]))
     if report["kernel_died"]:
         notes.append("kernel died")
         lines.append(f"{student}: the kernel died while grading (os._exit, a killed process "
