@@ -11,6 +11,9 @@ installed because ``jupyter-events`` asks for ``jsonschema[format-nongpl]``. Ups
 declined to make the import lazy (jsonschema issue #1428, PR #1521), so the course
 does it from the outside, without changing what any check answers.
 
+Written against: jsonschema 4.26.0, rfc3987-syntax 1.1.0.
+Upstream: jsonschema issue #1428 (declined), PR #1521.
+
 What :func:`install` does. It puts a small stand-in module under the name
 ``rfc3987_syntax`` in ``sys.modules``, so jsonschema's import finds it and registers
 the same two checks as before. The stand-in's :func:`is_valid_syntax` imports the real

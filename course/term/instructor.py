@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="grade this many submissions at once (default: the cores)")
     parser.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
-                        help="run each kernel sandboxed (auto: when root)")
+                        help="run each kernel sandboxed (auto: wherever bubblewrap works)")
     parser.add_argument("--timeout", type=int, metavar="SECONDS",
                         help="grade: stop a cell after this long (default: nbgrader_config.py)")
     parser.add_argument("--anyway", action="store_true",
