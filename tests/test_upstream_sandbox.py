@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import concurrent.futures
 import inspect
 import os
 import subprocess
@@ -121,7 +122,10 @@ def test_a_real_kernel_start_and_shutdown_run_every_launch_hook_in_order():
         finally:
             await manager.shutdown_kernel(now=True)
 
-    assert asyncio.run(start_and_stop())
+    # A loop of its own, on a thread of its own: an earlier test in this worker process may
+    # have left this thread's event loop marked running (nbclient's run_sync).
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, start_and_stop()).result(timeout=120)
     assert manager.calls == ["prepare_launch", "launch_command", "kernel_started",
                              "before_cleanup", "after_cleanup"], manager.calls
     assert "course.sandbox.kernel" in manager.command  # the command jupyter_client ran
