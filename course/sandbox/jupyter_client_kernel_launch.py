@@ -21,9 +21,10 @@ the local provisioner's ``pgid`` and ``process`` (:func:`kernel_pgid`,
 :func:`kernel_process`), public attributes of ``LocalProvisioner`` that no API promises.
 
 Written against: jupyter_client 8.10.0.
-Upstream: no upstream issue; the hooks are private (jupyter_client PR
-https://github.com/jupyter/jupyter_client/pull/670 calls ``pre_start_kernel`` and
-``post_start_kernel`` "internal" methods that subclasses override).
+Upstream: no upstream issue; the hooks are private, and they have moved before: qtconsole's
+override of ``post_start_kernel`` broke when jupyter_client 7.0 made it async
+(https://github.com/spyder-ide/qtconsole/pull/494,
+https://github.com/jupyter/jupyter_client/pull/670).
 tests/test_upstream_sandbox.py fails when any of it changes underneath.
 """
 
