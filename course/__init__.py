@@ -32,6 +32,13 @@ from course.base.platform import require_posix
 
 require_posix()  # native Windows: one line saying to use WSL2, not an error deep in week 3
 
+# Before any floor imports nbformat (and so jsonschema): ~2 s saved per process where the
+# virtualenv lacks make setup's .pth line (course.base.lazy_rfc3987; it never changes an
+# answer, and is what that .pth line does in every interpreter anyway).
+from course.base.lazy_rfc3987 import install as _lazy_rfc3987  # noqa: E402
+
+_lazy_rfc3987()
+
 __version__ = "0.1.0"
 
 LAYERS: tuple[tuple[str, ...], ...] = (

@@ -35,8 +35,9 @@ virtualenv's ``site-packages`` (:func:`write_pth`, ``python -m course.base.lazy_
 install-pth``): Python's ``site`` module runs it at every interpreter start-up, so
 nbgrader's own commands, pytest workers and test subprocesses all benefit. The line
 never fails loudly (a checkout without this module simply gets the slow import). The
-course's grading entry points also call :func:`install` explicitly (before they import
-nbformat), so they are fast in an environment without the ``.pth`` file too.
+``course`` package calls :func:`install` as it is imported (before any floor imports
+nbformat), so its grading entry points are fast in an environment without the ``.pth``
+file too.
 """
 
 from __future__ import annotations

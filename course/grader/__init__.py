@@ -23,9 +23,3 @@ a class: :mod:`course.sandbox` and :mod:`course.term` stand on it.
   written against; tests/test_upstream_grader.py): :mod:`course.grader.nbgrader_alembic_heads`,
   :mod:`course.grader.nbgrader_schema_once`, :mod:`course.grader.nbgrader_failed_cells`.
 """
-
-# Before anything here imports nbformat (and so jsonschema): ~2 s saved per process where
-# the virtualenv lacks make setup's .pth line (course.base.lazy_rfc3987).
-from course.base.lazy_rfc3987 import install as _lazy_rfc3987
-
-_lazy_rfc3987()

@@ -15,12 +15,7 @@ The grader itself lives in :mod:`course.grader`, :mod:`course.sandbox` and
 - :mod:`course.grading.node_spy`: :func:`count_runs`, how many times each node started.
 """
 
-# First, before anything imports nbformat (and so jsonschema): ~2 s saved per process.
-from course.base.lazy_rfc3987 import install as _lazy_rfc3987
-
-_lazy_rfc3987()
-
-from course.grading.checks import (  # noqa: E402
+from course.grading.checks import (
     DiesAfter,
     NotPortable,
     Spy,
@@ -32,7 +27,7 @@ from course.grading.checks import (  # noqa: E402
     portable_source,
     run_forked,
 )
-from course.grading.node_spy import count_runs  # noqa: E402
+from course.grading.node_spy import count_runs
 
 __all__ = [
     "DiesAfter",

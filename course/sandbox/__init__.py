@@ -29,9 +29,3 @@ library and what it works around, with its test in ``tests/test_upstream_sandbox
 :mod:`course.sandbox.nbclient_cell_timeout`, :mod:`course.sandbox.ipykernel_stream_write`
 (and :mod:`course.sandbox.intact`, whose job is to put IPython's own attributes back).
 """
-
-# Before anything here imports nbformat (and so jsonschema): ~2 s saved per process where
-# the virtualenv lacks make setup's .pth line (course.base.lazy_rfc3987).
-from course.base.lazy_rfc3987 import install as _lazy_rfc3987
-
-_lazy_rfc3987()

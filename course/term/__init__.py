@@ -28,9 +28,3 @@ Imports inside the room run one way (lazy ones included): instructor -> classgra
 report -> grades -> merge -> worker -> coursedir, with lms beside classgrade and late,
 rubric and the hook modules below; ``tests/test_term_room.py`` checks there is no circle.
 """
-
-# Before anything here imports nbformat (and so jsonschema): ~2 s saved per process where
-# the virtualenv lacks make setup's .pth line (course.base.lazy_rfc3987).
-from course.base.lazy_rfc3987 import install as _lazy_rfc3987
-
-_lazy_rfc3987()
