@@ -17,13 +17,14 @@ from classroom_fixtures import NEUTER
 from nbclient import NotebookClient
 
 from course.grader.autograde import weeks_with_notebooks
+from course.grader.cells import HIDDEN as BEGIN
 from course.sandbox.execute import GradingExecute
 from course.sandbox.jail import availability
 from course.sandbox.managers import SandboxedKernelManager
 from course.sandbox.notes import student_of
 from course.term import rubric
 from course.term.classgrade import split
-from course.term.feedback import BEGIN, HideHiddenTests
+from course.term.feedback import HideHiddenTests
 from course.term.grades import HEADER, Row
 
 REPO = Path(__file__).resolve().parent.parent

@@ -29,14 +29,14 @@ from pathlib import Path
 import nbformat
 
 from course.grader.autograde import REPO, GradingError, weeks_with_notebooks
+from course.grader.cells import HIDDEN, HIDDEN_END
 from course.grader.declaration import declared_weeks, load
 from course.grader.week import DeclarationError
-from course.term.feedback import BEGIN, END
 
 TOP_FILES = ("pyproject.toml", "constraints.txt", "environment.yml", "nbgrader_config.py",
              ".gitignore")
 SOLUTION = ("### BEGIN " + "SOLUTION", "### END " + "SOLUTION")  # in two parts: this file
-MARKERS = (BEGIN, END, *SOLUTION)  # ships in the edition and must not hold a marker
+MARKERS = (HIDDEN, HIDDEN_END, *SOLUTION)  # ships in the edition and must not hold a marker
 
 README = """# Crash, Resume, Don't Charge Twice (student edition)
 

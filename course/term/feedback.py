@@ -33,9 +33,6 @@ from traitlets import Bool
 
 from course.grader.cells import HIDDEN, HIDDEN_BLOCK, HIDDEN_END
 
-# Spelled in two parts so that this file itself never contains a marker (the student
-# edition is searched for them).
-BEGIN, END = HIDDEN, HIDDEN_END
 PLACEHOLDER = "# (hidden tests ran here; what they said is below)"
 
 
@@ -55,7 +52,7 @@ def hidden_lines(nb) -> list[str]:
     for cell in nb.cells:
         for block in HIDDEN_BLOCK.findall(cell.source if cell.cell_type == "code" else ""):
             found += [line.strip() for line in block.splitlines()[1:]
-                      if len(line.strip()) >= QUOTE_MIN and END not in line]
+                      if len(line.strip()) >= QUOTE_MIN and HIDDEN_END not in line]
     return list(dict.fromkeys(found))
 
 
@@ -140,7 +137,7 @@ class HideHiddenTests(Preprocessor):
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
             return cell, resources
-        if BEGIN in cell.source:
+        if HIDDEN in cell.source:
             cell.source = without_hidden_tests(cell.source)
             cell.outputs = [short_error(o) if o.get("output_type") == "error" else o
                             for o in cell.outputs]
